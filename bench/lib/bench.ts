@@ -1,0 +1,82 @@
+// The run's state: the plan, the ceilings, and the rows collected so far.
+import os from 'node:os';
+import { measure, type LoadPlan, type LoadResult, type LoadSpec } from './load.js';
+import type { Goal, Row } from './report.js';
+
+/** Collects rows for one database and computes ratios to the ceilings. */
+export class Bench {
+  rows: Row[] = [];
+  goals: Goal[] = [];
+  constructor(
+    readonly plan: LoadPlan,
+    readonly connections: number,
+    public ceilings: { node?: number; express?: number },
+    public db = '-',
+  ) {}
+
+  /** Measures one load scenario and records it; a failure to run is recorded as an error row. */
+  async load(
+    section: string,
+    name: string,
+    spec: Omit<LoadSpec, 'connections'> & { connections?: number },
+    note?: string,
+  ): Promise<Row> {
+    const label = `${this.db} ${section}: ${name}`;
+    process.stderr.write(`  ${label} ...`);
+    let row: Row;
+    const load1 = os.loadavg()[0];
+    try {
+      const load = await measure({ connections: this.connections, ...spec }, this.plan);
+      row = { section, name, db: this.db, status: 'ok', load, note, load1, ...this.ratios(load) };
+      const bad = load.non2xx + load.errors;
+      if (load.ok === 0) {
+        row.status = 'error';
+        row.note = [note, `no 2xx responses: ${JSON.stringify(load.statusCodes)}`].filter(Boolean).join('; ');
+      } else if (bad > 0) {
+        row.note = [note, `statuses ${JSON.stringify(load.statusCodes)}`].filter(Boolean).join('; ');
+      }
+      process.stderr.write(
+        ` ${Math.round(load.rps)} req/s p50 ${load.p50.toFixed(2)} p99 ${load.p99.toFixed(2)} ms\n`,
+      );
+    } catch (err) {
+      row = {
+        section,
+        name,
+        db: this.db,
+        status: 'error',
+        note: String((err as Error).message ?? err),
+        load1,
+      };
+      process.stderr.write(` error: ${row.note}\n`);
+    }
+    this.rows.push(row);
+    return row;
+  }
+
+  /** Records a scenario whose capability is not in the server (yet). */
+  unavailable(section: string, name: string, why: string): Row {
+    const row: Row = { section, name, db: this.db, status: 'not available', note: why };
+    process.stderr.write(`  ${this.db} ${section}: ${name}: not available (${why})\n`);
+    this.rows.push(row);
+    return row;
+  }
+
+  /** Records a row measured by hand (single requests, errors). */
+  add(row: Omit<Row, 'db'>): Row {
+    const full = { load1: os.loadavg()[0], ...row, db: this.db };
+    this.rows.push(full);
+    return full;
+  }
+
+  /** Adds a goal verdict. */
+  goal(goal: string, measured: string, verdict: Goal['verdict']): void {
+    this.goals.push({ db: this.db, goal, measured, verdict });
+  }
+
+  private ratios(load: LoadResult): Pick<Row, 'ratioNode' | 'ratioExpress'> {
+    return {
+      ratioNode: this.ceilings.node ? load.rps / this.ceilings.node : undefined,
+      ratioExpress: this.ceilings.express ? load.rps / this.ceilings.express : undefined,
+    };
+  }
+}

@@ -1,0 +1,23 @@
+// Prisma CLI configuration (studio, migrate status) over the same database the server uses.
+// Offline, Prisma 6.19 runs with the JavaScript engine through a driver adapter (see shared toolchain notes).
+import fs from 'node:fs';
+import path from 'node:path';
+import { defineConfig } from 'prisma/config';
+
+export default defineConfig({
+  schema: path.join('prisma', 'schema.prisma'),
+  experimental: { adapter: true, studio: true },
+  engine: 'js',
+  async adapter() {
+    const url = process.env.DATABASE_URL;
+    if (url) {
+      const { PrismaPg } = await import('@prisma/adapter-pg');
+      return new PrismaPg({ connectionString: url });
+    }
+    const { PGlite } = await import('@electric-sql/pglite');
+    const { PrismaPGlite } = await import('pglite-prisma-adapter');
+    const dir = path.resolve(process.env.DATA_DIR ?? './data', 'pglite');
+    fs.mkdirSync(dir, { recursive: true });
+    return new PrismaPGlite(new PGlite(dir));
+  },
+});

@@ -1,0 +1,55 @@
+// First start on an empty database: a project, its admin user and a confidential client application.
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import { hashPassword, sha256 } from './passwords.js';
+import { isUuid } from './auth-service.js';
+
+/** Creates the first project, admin and client when no project exists yet. Returns the project id when created. */
+export async function bootstrap(db: Database, config: Config, logger: Logger): Promise<string | undefined> {
+  if (!isUuid(config.clientId)) throw new Error(`CLIENT_ID must be a UUID, got "${config.clientId}"`);
+  const email = config.adminEmail.trim().toLowerCase();
+  const passwordHash = await hashPassword(config.adminPassword);
+  const created = await db.transaction(async (sql) => {
+    if (db.kind === 'postgres') await sql('SELECT pg_advisory_xact_lock(81030002)');
+    const any = await sql('SELECT 1 FROM "Project" LIMIT 1');
+    if (any.length > 0) return undefined;
+    const [project] = await sql<{ id: string }>(
+      `INSERT INTO "Project" (id, name) VALUES (gen_random_uuid(), 'Default Project') RETURNING id`,
+    );
+    const [user] = await sql<{ id: string }>(
+      `INSERT INTO "User" (id, email, "passwordHash", "firstName", "lastName") VALUES (gen_random_uuid(), $1, $2, 'Admin', 'User') RETURNING id`,
+      [email, passwordHash],
+    );
+    await sql(
+      `INSERT INTO "ProjectMembership" (id, "projectId", "userId", admin) VALUES (gen_random_uuid(), $1, $2, true)`,
+      [project.id, user.id],
+    );
+    await sql(
+      `INSERT INTO "ClientApplication" (id, "projectId", name, "secretHash") VALUES ($1, $2, 'Default Client', $3)`,
+      [config.clientId, project.id, sha256(config.clientSecret)],
+    );
+    await sql(
+      `INSERT INTO "ProjectMembership" (id, "projectId", "clientId", admin) VALUES (gen_random_uuid(), $1, $2, true)`,
+      [project.id, config.clientId],
+    );
+    return project.id;
+  });
+  if (created) {
+    const d = config.defaulted;
+    // Printed once, only for values the operator did not set, so they can sign in; never logged elsewhere.
+    const lines = [
+      d.adminEmail ? `  ADMIN_EMAIL=${config.adminEmail}` : undefined,
+      d.adminPassword ? `  ADMIN_PASSWORD=${config.adminPassword}` : undefined,
+      d.clientId ? `  CLIENT_ID=${config.clientId}` : undefined,
+      d.clientSecret ? `  CLIENT_SECRET=${config.clientSecret}` : undefined,
+    ].filter(Boolean);
+    logger.info({ projectId: created }, 'created the first project, admin user and client application');
+    if (lines.length > 0) {
+      process.stdout.write(
+        `\nFirst start: created with default settings (change them for production):\n${lines.join('\n')}\n\n`,
+      );
+    }
+  }
+  return created;
+}

@@ -1,0 +1,261 @@
+// GraphQL types and operations of accounts and sessions: me, logout, revokeSession, revokeOtherSessions, createUser.
+import { builder } from '../graphql/builder.js';
+import { ApiError } from '../graphql/errors.js';
+import { requirePrincipal, type GraphQLContext } from '../graphql/context.js';
+import { describeUserAgent } from './user-agent.js';
+import { loadMembershipRows, type MembershipRows } from './loaders.js';
+import { OAuthError } from './oauth-error.js';
+import { parseBasic } from './basic-auth.js';
+
+export const UserRef = builder.prismaObject('User', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    email: t.exposeString('email'),
+    firstName: t.exposeString('firstName', { nullable: true }),
+    lastName: t.exposeString('lastName', { nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+export const ProjectRef = builder.prismaObject('Project', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+  }),
+});
+
+export const MembershipRef = builder.prismaObject('ProjectMembership', {
+  name: 'ProjectMembership',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    admin: t.exposeBoolean('admin'),
+    project: t.relation('project'),
+    user: t.relation('user', { nullable: true }),
+  }),
+});
+
+interface SessionShape {
+  id: string;
+  userAgent: string | null;
+  remoteAddress: string | null;
+  authMethod: string;
+  createdAt: Date;
+  lastUsed: Date | null;
+  current: boolean;
+}
+
+export const SessionRef = builder.objectRef<SessionShape>('Session').implement({
+  description: 'An active sign-in (Login) of the caller.',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'The login id, to pass to revokeSession / POST /auth/revoke.' }),
+    userAgent: t.exposeString('userAgent', { nullable: true }),
+    remoteAddress: t.exposeString('remoteAddress', { nullable: true }),
+    browser: t.string({ nullable: true, resolve: (s) => describeUserAgent(s.userAgent).browser ?? null }),
+    os: t.string({ nullable: true, resolve: (s) => describeUserAgent(s.userAgent).os ?? null }),
+    authMethod: t.exposeString('authMethod'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    lastUsed: t.field({ type: 'DateTime', nullable: true, resolve: (s) => s.lastUsed ?? s.createdAt }),
+    current: t.exposeBoolean('current'),
+  }),
+});
+
+interface MeShape {
+  loginId: string;
+  userId: string | null;
+  clientId: string | null;
+  projectId: string;
+  membershipId: string;
+}
+
+/** The session's membership rows; 404 when they were deleted after the token was checked. */
+async function membershipRows(ctx: GraphQLContext, membershipId: string): Promise<MembershipRows> {
+  const rows = await loadMembershipRows(ctx, membershipId);
+  if (!rows) throw new ApiError(404, 'not-found', 'The membership of this session no longer exists');
+  return rows;
+}
+
+export const MeRef = builder.objectRef<MeShape>('Me').implement({
+  fields: (t) => ({
+    loginId: t.exposeID('loginId'),
+    user: t.field({
+      type: UserRef,
+      nullable: true,
+      resolve: async (me, _a, ctx) => (await membershipRows(ctx, me.membershipId)).user,
+    }),
+    project: t.field({
+      type: ProjectRef,
+      resolve: async (me, _a, ctx) => (await membershipRows(ctx, me.membershipId)).project,
+    }),
+    membership: t.field({
+      type: MembershipRef,
+      resolve: async (me, _a, ctx) => (await membershipRows(ctx, me.membershipId)).membership,
+    }),
+    clientId: t.exposeString('clientId', { nullable: true }),
+    sessions: t.field({
+      type: [SessionRef],
+      resolve: async (me, _a, ctx) => {
+        const rows = await ctx.services.auth.activeSessions(requirePrincipal(ctx));
+        return rows.map((l) => ({ ...l, current: l.id === me.loginId }));
+      },
+    }),
+  }),
+});
+
+builder.queryField('me', (t) =>
+  t.field({
+    type: MeRef,
+    description: 'The signed-in caller: user, project, membership and active sessions.',
+    resolve: (_r, _a, ctx) => requirePrincipal(ctx),
+  }),
+);
+
+builder.mutationField('logout', (t) =>
+  t.boolean({
+    description: 'Ends the session of the access token used for this request.',
+    resolve: async (_r, _a, ctx) => {
+      const p = requirePrincipal(ctx);
+      await ctx.services.auth.revoke(p.loginId, p.loginId, 'logout');
+      return true;
+    },
+  }),
+);
+
+builder.mutationField('revokeSession', (t) =>
+  t.boolean({
+    description:
+      "Ends one session of the caller's own user (or, for a project admin, of a member of the project).",
+    args: { loginId: t.arg.string({ required: true }) },
+    resolve: async (_r, args, ctx) => {
+      const p = requirePrincipal(ctx);
+      const id = await ctx.services.auth.findRevocable(p, args.loginId);
+      await ctx.services.auth.revoke(id, p.loginId, 'revokeSession');
+      return true;
+    },
+  }),
+);
+
+builder.mutationField('revokeOtherSessions', (t) =>
+  t.int({
+    description:
+      "Ends every session of the caller's user except the current one; returns how many were ended.",
+    resolve: (_r, _a, ctx) => ctx.services.auth.revokeOthers(requirePrincipal(ctx)),
+  }),
+);
+
+builder.mutationField('createUser', (t) =>
+  t.prismaField({
+    type: 'User',
+    description: 'A project admin creates a user in the project.',
+    args: {
+      email: t.arg.string({ required: true }),
+      password: t.arg.string({ required: true }),
+      admin: t.arg.boolean({ required: false }),
+    },
+    resolve: (_q, _r, args, ctx) =>
+      ctx.services.auth.createUser(requirePrincipal(ctx), args.email, args.password, args.admin ?? false),
+  }),
+);
+
+const LoginResultRef = builder.objectRef<{ login: string; code?: string }>('LoginResult').implement({
+  fields: (t) => ({
+    login: t.exposeID('login'),
+    code: t.exposeString('code', { nullable: true }),
+  }),
+});
+
+builder.mutationField('login', (t) =>
+  t.field({
+    type: LoginResultRef,
+    description:
+      'Password sign-in: creates a session and returns a one-time authorization code for oauth2/token.',
+    args: {
+      email: t.arg.string({ required: true }),
+      password: t.arg.string({ required: true }),
+      scope: t.arg.string(),
+      codeChallenge: t.arg.string(),
+      codeChallengeMethod: t.arg.string(),
+      projectId: t.arg.string(),
+      clientId: t.arg.string(),
+    },
+    resolve: (_r, args, ctx) =>
+      ctx.services.auth.login(
+        {
+          email: args.email,
+          password: args.password,
+          scope: args.scope ?? undefined,
+          codeChallenge: args.codeChallenge ?? undefined,
+          codeChallengeMethod: args.codeChallengeMethod ?? undefined,
+          projectId: args.projectId ?? undefined,
+          clientId: args.clientId ?? undefined,
+        },
+        { userAgent: ctx.request.userAgent, remoteAddress: ctx.request.remoteAddress },
+      ),
+  }),
+);
+
+builder.mutationField('token', (t) =>
+  t.field({
+    type: 'JSON',
+    description: 'OAuth2 token endpoint (authorization_code with PKCE, client_credentials, refresh_token).',
+    args: {
+      grantType: t.arg.string({ required: true }),
+      code: t.arg.string(),
+      codeVerifier: t.arg.string(),
+      clientId: t.arg.string(),
+      clientSecret: t.arg.string(),
+      refreshToken: t.arg.string(),
+      scope: t.arg.string(),
+    },
+    resolve: (_r, a, ctx) => {
+      const auth = ctx.services.auth;
+      switch (a.grantType) {
+        case 'authorization_code':
+          return auth.exchangeCode(a.code ?? '', a.codeVerifier ?? undefined, a.clientId ?? undefined);
+        case 'client_credentials':
+          return auth.clientCredentials(
+            a.clientId ?? undefined,
+            a.clientSecret ?? undefined,
+            { userAgent: ctx.request.userAgent, remoteAddress: ctx.request.remoteAddress },
+            a.scope ?? undefined,
+          );
+        case 'refresh_token':
+          return auth.refresh(a.refreshToken ?? undefined);
+        default:
+          throw new OAuthError('unsupported_grant_type', `Unsupported grant_type: ${a.grantType}`);
+      }
+    },
+  }),
+);
+
+builder.queryField('introspect', (t) =>
+  t.field({
+    type: 'JSON',
+    description: 'RFC 7662 token introspection.',
+    args: { token: t.arg.string({ required: true }) },
+    resolve: async (_r, a, ctx) => {
+      // RFC 7662 2.1: the caller must be authorized (a Bearer token, or client credentials over HTTP Basic).
+      if (!ctx.principal) {
+        const basic = parseBasic(ctx.request.headers.authorization);
+        if (!basic) {
+          throw new OAuthError(
+            'invalid_client',
+            'Introspection requires a Bearer token or client credentials (HTTP Basic)',
+          );
+        }
+        await ctx.services.auth.authenticateClient(basic.clientId, basic.clientSecret);
+      }
+      return ctx.services.auth.introspect(a.token);
+    },
+  }),
+);
+
+builder.mutationField('revokeToken', (t) =>
+  t.boolean({
+    description: 'RFC 7009: revokes the session of an access or refresh token.',
+    args: { token: t.arg.string({ required: true }) },
+    resolve: async (_r, a, ctx) => {
+      await ctx.services.auth.revokeToken(a.token);
+      return true;
+    },
+  }),
+);

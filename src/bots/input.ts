@@ -1,0 +1,69 @@
+// event.input from the request body, by Content-Type. Parameters (charset, ...) are ignored; unknown types are 415.
+import { ApiError, badRequest } from '../graphql/errors.js';
+import { parseHl7Message } from './hl7/message.js';
+
+export const HL7_V2 = 'x-application/hl7-v2+er7';
+export const SUPPORTED_TYPES = [
+  'text/plain',
+  'application/json',
+  'application/x-www-form-urlencoded',
+  'application/fhir+json',
+  HL7_V2,
+] as const;
+
+/** The media type without parameters, lower-case ('' when absent). */
+export function mediaType(contentType: string | null | undefined): string {
+  return (contentType ?? '').split(';')[0].trim().toLowerCase();
+}
+
+/** Parses a body into what the bot sees as event.input (HL7 stays text: the isolate parses it into an Hl7Message). */
+export function parseInput(contentType: string, body: string): unknown {
+  switch (contentType) {
+    case 'text/plain':
+      return body;
+    case 'application/json': {
+      const v = parseJson(body);
+      if (v === null || typeof v !== 'object')
+        throw badRequest('application/json input must be a JSON object or array');
+      return v;
+    }
+    case 'application/fhir+json': {
+      const v = parseJson(body);
+      if (v === null || typeof v !== 'object' || Array.isArray(v))
+        throw badRequest('application/fhir+json input must be a FHIR resource (a JSON object)');
+      if (typeof (v as { resourceType?: unknown }).resourceType !== 'string')
+        throw badRequest('application/fhir+json input has no resourceType', ['resourceType']);
+      return v;
+    }
+    case 'application/x-www-form-urlencoded': {
+      // Repeated keys: the last value wins (documented in docs/bots.md).
+      const out: Record<string, string> = {};
+      for (const [k, v] of new URLSearchParams(body)) out[k] = v;
+      return out;
+    }
+    case HL7_V2: {
+      try {
+        parseHl7Message(body);
+      } catch (err) {
+        throw badRequest(
+          `Input is not an HL7 v2 message: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
+      return body;
+    }
+    default:
+      throw new ApiError(
+        415,
+        'not-supported',
+        `Unsupported Content-Type ${contentType || '(none)'}; use one of ${SUPPORTED_TYPES.join(', ')}`,
+      );
+  }
+}
+
+function parseJson(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch (err) {
+    throw badRequest(`Malformed JSON in request body: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,208 @@
+// The `medplum` argument of a bot, host side: each method runs an internal GraphQL operation with the calling
+// principal's context, so a bot can do exactly what its caller can do in the bot's project, nothing more.
+import { getNamedType, isScalarType, parse, print, type GraphQLArgument } from 'graphql';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { createContext, type GraphQLContext } from '../graphql/context.js';
+import { ApiError } from '../graphql/errors.js';
+import { schema } from '../graphql/schema.js';
+import { runOperation } from '../rest/operation.js';
+import type { BotResult } from './types.js';
+
+/** Nested medplum.executeBot calls allowed from one request (a bot calling a bot calling a bot ...). */
+export const MAX_BOT_DEPTH = 5;
+
+const depths = new WeakMap<GraphQLContext, number>();
+
+/** How deep in bot-calls-bot this context is (0 for a request from outside). */
+export function botDepth(ctx: GraphQLContext): number {
+  return depths.get(ctx) ?? 0;
+}
+
+function doc<TData, TVars>(text: string): TypedDocumentNode<TData, TVars> {
+  return parse(text) as TypedDocumentNode<TData, TVars>;
+}
+
+type Vars = Record<string, unknown>;
+const ReadDoc = doc<{ readResource: unknown }, Vars>(
+  'query BotRead($resourceType: String!, $id: String!) { readResource(resourceType: $resourceType, id: $id) }',
+);
+const SearchDoc = doc<
+  { searchResources: unknown },
+  Vars
+>(`query BotSearch($resourceType: String!, $url: String,
+  $version: String, $identifier: String, $name: String, $count: Int, $offset: Int) {
+  searchResources(resourceType: $resourceType, url: $url, version: $version, identifier: $identifier, name: $name,
+    count: $count, offset: $offset) }`);
+const CreateDoc = doc<{ createResource: unknown }, Vars>(
+  'mutation BotCreate($resourceType: String!, $resource: JSON!) { createResource(resourceType: $resourceType, resource: $resource) }',
+);
+const UpdateDoc = doc<{ updateResource: unknown }, Vars>(
+  'mutation BotUpdate($resourceType: String!, $id: String!, $resource: JSON!) { updateResource(resourceType: $resourceType, id: $id, resource: $resource) }',
+);
+const DeleteDoc = doc<{ deleteResource: boolean }, Vars>(
+  'mutation BotDelete($resourceType: String!, $id: String!) { deleteResource(resourceType: $resourceType, id: $id) }',
+);
+const ExecuteDoc = doc<
+  { executeBot: BotResult },
+  Vars
+>(`mutation BotExecuteNested($id: String, $identifier: String,
+  $contentType: String, $body: String) { executeBot(id: $id, identifier: $identifier, contentType: $contentType,
+  body: $body) { status contentType body headers outcome } }`);
+
+let expandDoc: TypedDocumentNode<{ expandValueSet: unknown }, Vars> | null | undefined;
+let expandArgs: readonly GraphQLArgument[] = [];
+
+/** The expandValueSet query, built from the schema at first use (it belongs to the terminology feature). */
+function expandDocument(): TypedDocumentNode<{ expandValueSet: unknown }, Vars> | null {
+  if (expandDoc !== undefined) return expandDoc;
+  const field = schema.getQueryType()?.getFields().expandValueSet;
+  if (!field || !isScalarType(getNamedType(field.type))) {
+    expandDoc = null;
+    return null;
+  }
+  expandArgs = field.args;
+  const defs = field.args.map((a) => `$${a.name}: ${String(a.type)}`).join(', ');
+  const uses = field.args.map((a) => `${a.name}: $${a.name}`).join(', ');
+  const text = field.args.length
+    ? `query BotExpand(${defs}) { expandValueSet(${uses}) }`
+    : 'query BotExpand { expandValueSet }';
+  expandDoc = doc(print(parse(text)));
+  return expandDoc;
+}
+
+function str(v: unknown, what: string): string {
+  if (typeof v !== 'string' || v === '')
+    throw new ApiError(400, 'invalid', `${what} must be a non-empty string`);
+  return v;
+}
+
+function obj(v: unknown, what: string): Record<string, unknown> {
+  if (!v || typeof v !== 'object' || Array.isArray(v))
+    throw new ApiError(400, 'invalid', `${what} must be an object`);
+  return v as Record<string, unknown>;
+}
+
+/** The bot's response body as a value: parsed JSON for JSON types, else the text. */
+function resultValue(r: BotResult): unknown {
+  if (/json/.test(r.contentType)) {
+    try {
+      return JSON.parse(r.body);
+    } catch {
+      return r.body;
+    }
+  }
+  return r.body;
+}
+
+/** The medplum host functions for one execution, bound to the caller (ctx). */
+export function medplumFunctions(
+  ctx: GraphQLContext,
+): Record<string, (...args: unknown[]) => Promise<unknown>> {
+  const depth = botDepth(ctx);
+  // A fresh context per call: per-request dataloaders must not outlive one operation.
+  const sub = (): GraphQLContext => {
+    const c = createContext(ctx.services, ctx.principal, ctx.request);
+    depths.set(c, depth);
+    return c;
+  };
+  const searchQuery = (resourceType: unknown, query: unknown) => {
+    const q = query && typeof query === 'object' ? (query as Record<string, unknown>) : {};
+    const s = (k: string) => (q[k] === undefined ? undefined : String(q[k]));
+    const n = (k: string) => (q[k] === undefined ? undefined : Number(q[k]));
+    return {
+      resourceType: str(resourceType, 'resourceType'),
+      url: s('url'),
+      version: s('version'),
+      identifier: s('identifier'),
+      name: s('name'),
+      count: n('_count'),
+      offset: n('_offset'),
+    };
+  };
+  const search = async (resourceType: unknown, query: unknown) =>
+    (await runOperation(SearchDoc, searchQuery(resourceType, query), sub())).searchResources;
+  return {
+    readResource: async (resourceType, id) =>
+      (
+        await runOperation(
+          ReadDoc,
+          { resourceType: str(resourceType, 'resourceType'), id: str(id, 'id') },
+          sub(),
+        )
+      ).readResource,
+    search,
+    searchResources: async (resourceType, query) => {
+      const bundle = (await search(resourceType, query)) as { entry?: Array<{ resource: unknown }> };
+      return (bundle.entry ?? []).map((e) => e.resource);
+    },
+    searchOne: async (resourceType, query) => {
+      const bundle = (await search(resourceType, { ...obj(query ?? {}, 'query'), _count: 1 })) as {
+        entry?: Array<{ resource: unknown }>;
+      };
+      return bundle.entry?.[0]?.resource;
+    },
+    createResource: async (resource) => {
+      const r = obj(resource, 'resource');
+      return (
+        await runOperation(
+          CreateDoc,
+          { resourceType: str(r.resourceType, 'resourceType'), resource: r },
+          sub(),
+        )
+      ).createResource;
+    },
+    updateResource: async (resource) => {
+      const r = obj(resource, 'resource');
+      return (
+        await runOperation(
+          UpdateDoc,
+          { resourceType: str(r.resourceType, 'resourceType'), id: str(r.id, 'resource.id'), resource: r },
+          sub(),
+        )
+      ).updateResource;
+    },
+    deleteResource: async (resourceType, id) => {
+      await runOperation(
+        DeleteDoc,
+        { resourceType: str(resourceType, 'resourceType'), id: str(id, 'id') },
+        sub(),
+      );
+      return undefined;
+    },
+    executeBot: async (idOrIdentifier, input, contentType) => {
+      if (depth + 1 > MAX_BOT_DEPTH)
+        throw new ApiError(
+          400,
+          'too-costly',
+          `Bots may call bots at most ${MAX_BOT_DEPTH} levels deep (medplum.executeBot)`,
+        );
+      const c = sub();
+      depths.set(c, depth + 1);
+      let id: string | undefined;
+      let identifier: string | undefined;
+      if (typeof idOrIdentifier === 'string') id = idOrIdentifier;
+      else {
+        const i = obj(idOrIdentifier, 'bot id or identifier');
+        identifier = i.system
+          ? `${String(i.system)}|${str(i.value, 'identifier.value')}`
+          : str(i.value, 'value');
+      }
+      const type = typeof contentType === 'string' && contentType ? contentType : 'application/json';
+      const body = typeof input === 'string' ? input : JSON.stringify(input ?? null);
+      const r = (await runOperation(ExecuteDoc, { id, identifier, contentType: type, body }, c)).executeBot;
+      if (r.status >= 400) {
+        const value = resultValue(r) as { issue?: Array<{ details?: { text?: string } }> };
+        throw new Error(value?.issue?.[0]?.details?.text ?? `Bot answered ${r.status}`);
+      }
+      return resultValue(r);
+    },
+    valueSetExpand: async (params) => {
+      const d = expandDocument();
+      if (!d) throw new ApiError(501, 'not-supported', 'ValueSet expansion is not available on this server');
+      const p = params && typeof params === 'object' ? (params as Record<string, unknown>) : {};
+      const vars: Vars = {};
+      for (const a of expandArgs) if (p[a.name] !== undefined) vars[a.name] = p[a.name];
+      return (await runOperation(d, vars, sub())).expandValueSet;
+    },
+  };
+}

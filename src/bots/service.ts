@@ -1,0 +1,219 @@
+// The bot service of one server instance: lookup (cached), input parsing, the sandbox call, the HTTP shape of the
+// result, execution records, project secrets and the async job runner.
+import crypto from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import { ApiError, badRequest, notFound } from '../graphql/errors.js';
+import { requirePrincipal, type GraphQLContext, type Principal } from '../graphql/context.js';
+import { parseIdentifierToken } from '../fhir/types.js';
+import { BotCache, SECRETS_CHANGED } from './cache.js';
+import { ExecutionRecorder, truncateLog } from './executions.js';
+import { createSandbox } from './engine.js';
+import { HL7_V2, parseInput } from './input.js';
+import { medplumFunctions } from './medplum-client.js';
+import { BotStore } from './store.js';
+import type { BotSandbox, ExecutionResult } from './sandbox/index.js';
+import type { BotResult, DeployedBot, ExecuteRequest } from './types.js';
+import { JobRunner } from './jobs.js';
+import type { Services } from '../services.js';
+
+const FHIR_JSON = 'application/fhir+json; charset=utf-8';
+
+/** Bot-caused failures, by sandbox error kind: distinct statuses (see docs/bots.md). */
+const ERROR_STATUS: Record<string, { status: number; code: string }> = {
+  error: { status: 400, code: 'processing' },
+  timeout: { status: 504, code: 'timeout' },
+  memory: { status: 507, code: 'too-costly' },
+  'output-too-large': { status: 502, code: 'too-costly' },
+};
+
+function outcomeBody(severity: string, code: string, text: string): string {
+  return JSON.stringify({ resourceType: 'OperationOutcome', issue: [{ severity, code, details: { text } }] });
+}
+
+function isResource(v: unknown): boolean {
+  return (
+    !!v &&
+    typeof v === 'object' &&
+    !Array.isArray(v) &&
+    typeof (v as { resourceType?: unknown }).resourceType === 'string'
+  );
+}
+
+/** The HTTP response for a sandbox result. */
+export function toBotResult(r: ExecutionResult): BotResult {
+  if (!r.ok) {
+    const e = ERROR_STATUS[r.error] ?? ERROR_STATUS.error;
+    return {
+      status: e.status,
+      contentType: FHIR_JSON,
+      body: outcomeBody('error', e.code, r.message),
+      headers: {},
+      outcome: r.error,
+    };
+  }
+  const v = r.value;
+  const ok = (contentType: string, body: string, status = 200, headers: Record<string, string> = {}) => ({
+    status,
+    contentType,
+    body,
+    headers,
+    outcome: 'success',
+  });
+  switch (v.kind) {
+    case 'undefined':
+      return ok(FHIR_JSON, outcomeBody('information', 'informational', 'Bot executed successfully'));
+    case 'string':
+      return ok('text/plain; charset=utf-8', v.text);
+    case 'hl7':
+      return ok(HL7_V2, v.text);
+    case 'json':
+      return ok(
+        isResource(v.json) ? FHIR_JSON : 'application/json; charset=utf-8',
+        JSON.stringify(v.json ?? null),
+      );
+    case 'response': {
+      const headers = { ...v.headers };
+      delete headers['content-type'];
+      const b = v.body;
+      if (b.type === 'empty') return ok(v.contentType ?? 'text/plain; charset=utf-8', '', v.status, headers);
+      if (b.type === 'text')
+        return ok(v.contentType ?? 'text/plain; charset=utf-8', b.text, v.status, headers);
+      const type = v.contentType ?? (isResource(b.json) ? FHIR_JSON : 'application/json; charset=utf-8');
+      return ok(type, JSON.stringify(b.json ?? null), v.status, headers);
+    }
+  }
+}
+
+/** The `requester` reference of a principal. */
+function requesterOf(p: Principal): string {
+  if (p.userId) return `User/${p.userId}`;
+  if (p.clientId) return `ClientApplication/${p.clientId}`;
+  return `ProjectMembership/${p.membershipId}`;
+}
+
+/** Bots for one server instance. */
+export class BotService {
+  readonly cache: BotCache;
+  readonly store: BotStore;
+  readonly recorder: ExecutionRecorder;
+  readonly jobs: JobRunner;
+  private sandbox: BotSandbox | undefined;
+
+  constructor(
+    private readonly db: Database,
+    private readonly config: Config,
+    private readonly logger: Logger,
+  ) {
+    this.cache = new BotCache(db);
+    this.store = new BotStore(db, this.cache);
+    this.recorder = new ExecutionRecorder(db, logger);
+    this.jobs = new JobRunner(db, logger, this);
+  }
+
+  /** Subscribes to invalidations, builds the sandbox and starts the job runner. */
+  async start(services: Services, opts: { runJobs?: boolean } = {}): Promise<void> {
+    await this.cache.start();
+    this.sandbox = await createSandbox(this.config);
+    if (opts.runJobs !== false) await this.jobs.start(services);
+  }
+
+  async close(): Promise<void> {
+    await this.jobs.close();
+    await this.recorder.close();
+    this.sandbox?.dispose();
+  }
+
+  /** The bot a request names, in the caller's project (404 otherwise). */
+  async resolve(principal: Principal, req: Pick<ExecuteRequest, 'id' | 'identifier'>): Promise<DeployedBot> {
+    let id = req.id ?? undefined;
+    if (!id && req.identifier) {
+      const { system, value } = parseIdentifierToken(req.identifier);
+      if (!value) throw badRequest('identifier must be system|value', ['identifier']);
+      const found = await this.cache.botIdByIdentifier(principal.projectId, system ?? '', value);
+      if (!found) throw notFound(`No Bot with identifier ${req.identifier} in this project`);
+      id = found;
+    }
+    if (!id)
+      throw badRequest('Name the bot: give its id or an identifier (system|value)', ['id', 'identifier']);
+    const bot = /^[0-9a-f-]{36}$/i.test(id) ? await this.cache.bot(id) : null;
+    // Another project's bot is "not found": its existence is not revealed.
+    if (!bot || bot.projectId !== principal.projectId) throw notFound(`Bot/${id} not found`);
+    return bot;
+  }
+
+  /** Parses a request's input (throws 400/415) for a bot (checked first so 404 wins over a bad body). */
+  eventInput(req: ExecuteRequest): unknown {
+    if (req.query) return req.query;
+    const input = parseInput(req.contentType, req.body ?? '');
+    return req.contentType === HL7_V2 ? { hl7: input } : input;
+  }
+
+  /** Runs a bot for the caller in ctx and records the execution. */
+  async execute(ctx: GraphQLContext, req: ExecuteRequest, traceId?: string): Promise<BotResult> {
+    const principal = requirePrincipal(ctx);
+    const bot = await this.resolve(principal, req);
+    const input = this.eventInput(req);
+    if (!bot.compiledCode) throw badRequest(`Bot/${bot.id} has no code: deploy it with $deploy first`);
+    if (!this.sandbox) throw new ApiError(503, 'exception', 'The bot sandbox is not running');
+    const secrets = await this.cache.projectSecrets(bot.projectId);
+    const requester = requesterOf(principal);
+    const startedAt = new Date();
+    const result = await this.sandbox.execute({
+      projectId: bot.projectId,
+      botId: bot.id,
+      codeVersion: String(bot.versionId),
+      compiledCode: bot.compiledCode,
+      timeoutMs: bot.timeoutMs,
+      memoryMb: bot.memoryMb,
+      event: {
+        bot: { reference: `Bot/${bot.id}`, ...(bot.name ? { display: bot.name } : {}) },
+        contentType: req.contentType,
+        input,
+        secrets,
+        traceId: traceId ?? (ctx.request.requestId || crypto.randomUUID()),
+        requester: { reference: requester },
+        headers: req.headers ?? {},
+      },
+      medplum: medplumFunctions(ctx),
+    });
+    const out = toBotResult(result);
+    this.recorder.record({
+      botId: bot.id,
+      projectId: bot.projectId,
+      requester,
+      startedAt,
+      durationMs: Math.round(result.durationMs),
+      outcome: out.outcome,
+      status: out.status,
+      message: result.ok ? null : result.message.slice(0, 4000),
+      log: result.logs ? truncateLog(result.logs, this.config.botLogLimit) : null,
+      contentType: req.contentType,
+    });
+    return out;
+  }
+
+  /** Sets (creates or replaces) a project secret. */
+  async setSecret(projectId: string, name: string, value: string): Promise<void> {
+    if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/.test(name))
+      throw badRequest('Secret name must be 1-128 letters, digits, _ . - (starting with a letter or _)', [
+        'name',
+      ]);
+    await this.db.prisma.projectSecret.upsert({
+      where: { projectId_name: { projectId, name } },
+      create: { projectId, name, value },
+      update: { value },
+    });
+    this.cache.dropSecrets(projectId);
+    await this.db.notify(SECRETS_CHANGED, projectId);
+  }
+
+  /** Deletes a project secret; false when there was none. */
+  async deleteSecret(projectId: string, name: string): Promise<boolean> {
+    const r = await this.db.prisma.projectSecret.deleteMany({ where: { projectId, name } });
+    this.cache.dropSecrets(projectId);
+    await this.db.notify(SECRETS_CHANGED, projectId);
+    return r.count > 0;
+  }
+}

@@ -1,0 +1,110 @@
+// Every setting, read from the environment once, with its default. See README "Configuration".
+import path from 'node:path';
+
+/** The server's settings. */
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  dataDir: string;
+  /** PostgreSQL URL; when absent the embedded PGlite database in dataDir is used. */
+  databaseUrl?: string;
+  /** PostgreSQL schema (search_path) to use; tests give each suite its own. */
+  databaseSchema?: string;
+  /** When set (embedded database only), the database is also served on 127.0.0.1:<port> over the PostgreSQL
+   * protocol, so Prisma Studio or psql can use it while the server runs. */
+  pgliteSocketPort?: number;
+  adminEmail: string;
+  adminPassword: string;
+  clientId: string;
+  clientSecret: string;
+  /** True for each of the four bootstrap values that was defaulted (printed once at first start). */
+  defaulted: { adminEmail: boolean; adminPassword: boolean; clientId: boolean; clientSecret: boolean };
+  /** Optional PKCS8 PEM private key (ES256) for signing tokens; otherwise one is generated and stored. */
+  signingKeyPem?: string;
+  accessTokenLifetimeSec: number;
+  refreshTokenLifetimeSec: number;
+  /** Lifetime of a session without offline_access (the access token's lifetime bounds it). */
+  sessionLifetimeSec: number;
+  authCodeLifetimeSec: number;
+  /** Body limit for JSON/FHIR bodies (bytes, or a size string understood by body-parser). */
+  bodyLimit: string;
+  logLevel: string;
+  /** Express `trust proxy` setting (TRUST_PROXY), so client addresses behind a proxy are recorded; off by default. */
+  trustProxy: boolean | number | string;
+  /** Max entries an unpaged $expand returns before answering too-costly. */
+  expandMaxUnpaged: number;
+  /** Load the FHIR R4 core CodeSystems and ValueSets at start. */
+  loadCoreTerminology: boolean;
+  /** Allow bots' fetch() to reach loopback/private addresses (off by default). */
+  botFetchAllowPrivate: boolean;
+  /** Max bytes of console output kept per bot execution. */
+  botLogLimit: number;
+  /** Run queued async bot jobs on this instance (BOT_JOB_RUNNER, default true). */
+  botJobRunner: boolean;
+}
+
+function int(name: string, def: number): number {
+  const v = process.env[name];
+  if (v === undefined || v === '') return def;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${v}"`);
+  return n;
+}
+
+function bool(name: string, def: boolean): boolean {
+  const v = process.env[name];
+  if (v === undefined || v === '') return def;
+  return ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
+}
+
+/** TRUST_PROXY as Express reads it: true/false, a hop count, or addresses/subnets (e.g. "loopback, 10.0.0.0/8"). */
+function trustProxySetting(v: string | undefined): boolean | number | string {
+  if (!v || v === 'false') return false;
+  if (v === 'true') return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  return v;
+}
+
+/** Reads the configuration from an environment (process.env by default), applying overrides on top. */
+export function loadConfig(overrides: Partial<Config> = {}): Config {
+  const env = process.env;
+  const port = overrides.port ?? int('PORT', 8103);
+  const host = overrides.host ?? env.HOST ?? '0.0.0.0';
+  let baseUrl = overrides.baseUrl ?? env.BASE_URL ?? `http://localhost:${port}/`;
+  if (!baseUrl.endsWith('/')) baseUrl += '/';
+  const defaulted = {
+    adminEmail: !env.ADMIN_EMAIL,
+    adminPassword: !env.ADMIN_PASSWORD,
+    clientId: !env.CLIENT_ID,
+    clientSecret: !env.CLIENT_SECRET,
+  };
+  return {
+    port,
+    host,
+    baseUrl,
+    dataDir: path.resolve(env.DATA_DIR ?? './data'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    databaseSchema: env.DATABASE_SCHEMA || undefined,
+    pgliteSocketPort: env.PGLITE_SOCKET_PORT ? int('PGLITE_SOCKET_PORT', 0) : undefined,
+    adminEmail: env.ADMIN_EMAIL ?? 'admin@example.com',
+    adminPassword: env.ADMIN_PASSWORD ?? 'medplum_admin',
+    clientId: env.CLIENT_ID ?? 'f54370de-eaf3-4d81-a17e-24860f667912',
+    clientSecret: env.CLIENT_SECRET ?? 'change-me-client-secret',
+    defaulted,
+    signingKeyPem: env.SIGNING_KEY_PEM || undefined,
+    accessTokenLifetimeSec: int('ACCESS_TOKEN_LIFETIME', 3600),
+    refreshTokenLifetimeSec: int('REFRESH_TOKEN_LIFETIME', 14 * 24 * 3600),
+    sessionLifetimeSec: int('SESSION_LIFETIME', 3600),
+    authCodeLifetimeSec: int('AUTH_CODE_LIFETIME', 60),
+    bodyLimit: env.BODY_LIMIT ?? '50mb',
+    logLevel: env.LOG_LEVEL ?? 'info',
+    trustProxy: trustProxySetting(env.TRUST_PROXY),
+    expandMaxUnpaged: int('EXPAND_MAX_UNPAGED', 10000),
+    loadCoreTerminology: bool('LOAD_CORE_TERMINOLOGY', true),
+    botFetchAllowPrivate: bool('BOT_FETCH_ALLOW_PRIVATE', false),
+    botLogLimit: int('BOT_LOG_LIMIT', 64 * 1024),
+    botJobRunner: bool('BOT_JOB_RUNNER', true),
+    ...overrides,
+  };
+}

@@ -1,0 +1,244 @@
+// The database: PGlite (embedded, default) or PostgreSQL (DATABASE_URL), behind one Prisma client, plus raw SQL
+// for bulk paths and LISTEN/NOTIFY for cross-instance cache invalidation.
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from '../generated/prisma/client.js';
+import { runMigrations } from './migrate.js';
+import type { Logger } from 'pino';
+
+export type Row = Record<string, unknown>;
+
+/** application_name of the LISTEN connection (followed by `:<schema>` when a schema is set). */
+export const LISTENER_APP_NAME = 'fhir-listener';
+export type NotifyHandler = (payload: string) => void;
+
+/** An open database with its Prisma client, raw SQL and notifications. */
+export interface Database {
+  kind: 'pglite' | 'postgres';
+  prisma: PrismaClient;
+  /** Runs one parameterised statement and returns its rows. */
+  sql<T extends Row = Row>(text: string, params?: unknown[]): Promise<T[]>;
+  /** Runs fn in a transaction on one connection; `sql` inside it is that connection's. */
+  transaction<T>(fn: (sql: Database['sql']) => Promise<T>): Promise<T>;
+  /** Sends a notification to every instance listening on channel (this one included), after commit. */
+  notify(channel: string, payload: string): Promise<void>;
+  /** Subscribes to a channel; resolves once the subscription is active. */
+  listen(channel: string, handler: NotifyHandler): Promise<void>;
+  /** False while the notification connection is down: caches must not be trusted then. */
+  readonly listening: boolean;
+  /** Called whenever notifications may have been missed (listener reconnected): drop every cache. */
+  onReset(cb: () => void): void;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  databaseUrl?: string;
+  schema?: string;
+  /** PGlite data directory; undefined = in memory. */
+  dataDir?: string;
+  /** Serve the embedded PGlite database over the PostgreSQL wire protocol on this local port (for Prisma Studio
+   * and psql while the server runs). */
+  pgliteSocketPort?: number;
+  logger?: Logger;
+  migrate?: boolean;
+}
+
+/** Opens the database the configuration names and applies pending migrations. */
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  const db = opts.databaseUrl ? await openPostgres(opts) : await openPGlite(opts);
+  if (opts.migrate !== false) {
+    await runMigrations(db, opts.logger);
+  }
+  return db;
+}
+
+function channelName(schema: string | undefined, channel: string): string {
+  return schema ? `${schema}:${channel}` : channel;
+}
+
+function quoteIdent(s: string): string {
+  return '"' + s.replace(/"/g, '""') + '"';
+}
+
+async function openPGlite(opts: OpenOptions): Promise<Database> {
+  let client: PGlite;
+  if (opts.dataDir) {
+    const dir = path.join(opts.dataDir, 'pglite');
+    fs.mkdirSync(dir, { recursive: true });
+    client = new PGlite(dir);
+  } else {
+    client = new PGlite();
+  }
+  await client.waitReady;
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) });
+  let socket: PGLiteSocketServer | undefined;
+  if (opts.pgliteSocketPort) {
+    socket = new PGLiteSocketServer({
+      db: client,
+      port: opts.pgliteSocketPort,
+      host: '127.0.0.1',
+      maxConnections: 8,
+    });
+    await socket.start();
+    opts.logger?.info(
+      { port: opts.pgliteSocketPort },
+      'embedded database served on 127.0.0.1 (PostgreSQL protocol)',
+    );
+  }
+  const sql = async <T extends Row>(text: string, params?: unknown[]) =>
+    (await client.query<T>(text, params as unknown[])).rows;
+  return {
+    kind: 'pglite',
+    prisma,
+    sql,
+    transaction: (fn) =>
+      client.transaction(async (tx) =>
+        fn(async <T extends Row>(text: string, params?: unknown[]) => {
+          return (await tx.query<T>(text, params as unknown[])).rows;
+        }),
+      ),
+    async notify(channel, payload) {
+      await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    },
+    async listen(channel, handler) {
+      await client.listen(quoteIdent(channel), handler);
+    },
+    listening: true,
+    onReset() {
+      // One process owns the data directory: nothing can be missed.
+    },
+    async close() {
+      await socket?.stop();
+      await prisma.$disconnect();
+      await client.close();
+    },
+  };
+}
+
+async function openPostgres(opts: OpenOptions): Promise<Database> {
+  const schema = opts.schema;
+  const poolConfig: pg.PoolConfig = {
+    connectionString: opts.databaseUrl,
+    max: 10,
+    options: schema ? `-c search_path=${quoteIdent(schema)}` : undefined,
+  };
+  if (schema) {
+    const c = new pg.Client({ connectionString: opts.databaseUrl });
+    await c.connect();
+    await c.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+    await c.end();
+  }
+  const pool = new pg.Pool(poolConfig);
+  pool.on('error', (err) => opts.logger?.warn({ err: err.message }, 'idle database connection failed'));
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, schema ? { schema } : undefined) });
+
+  const handlers = new Map<string, NotifyHandler[]>();
+  const resetCallbacks: Array<() => void> = [];
+  let listener: pg.Client | undefined;
+  let listening = false;
+  let closed = false;
+
+  const connectListener = async (): Promise<void> => {
+    // Named, so operators (and the tests) can tell the notification connection apart in pg_stat_activity.
+    const c = new pg.Client({
+      connectionString: opts.databaseUrl,
+      application_name: `${LISTENER_APP_NAME}${schema ? ':' + schema : ''}`.slice(0, 63),
+    });
+    c.on('notification', (msg) => {
+      for (const h of handlers.get(msg.channel) ?? []) h(msg.payload ?? '');
+    });
+    c.on('error', (err) => {
+      opts.logger?.warn({ err: err.message }, 'notification connection failed; reconnecting');
+      onLost();
+    });
+    c.on('end', () => onLost());
+    await c.connect();
+    for (const ch of handlers.keys()) await c.query(`LISTEN ${quoteIdent(ch)}`);
+    listener = c;
+    listening = true;
+  };
+  const onLost = () => {
+    if (!listening || closed) return;
+    listening = false;
+    listener = undefined;
+    for (const cb of resetCallbacks) cb();
+    const retry = async () => {
+      while (!closed && !listening) {
+        try {
+          await connectListener();
+          // Anything cached between the loss and now may be stale.
+          for (const cb of resetCallbacks) cb();
+        } catch {
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+    };
+    void retry();
+  };
+  await connectListener();
+
+  const sql = async <T extends Row>(text: string, params?: unknown[]) =>
+    (await pool.query<T>(text, params as unknown[])).rows;
+  return {
+    kind: 'postgres',
+    prisma,
+    sql,
+    async transaction(fn) {
+      const c = await pool.connect();
+      try {
+        await c.query('BEGIN');
+        const result = await fn(async <T extends Row>(text: string, params?: unknown[]) => {
+          return (await c.query<T>(text, params as unknown[])).rows;
+        });
+        await c.query('COMMIT');
+        return result;
+      } catch (err) {
+        await c.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        c.release();
+      }
+    },
+    async notify(channel, payload) {
+      // Sent on the listener's own connection when it is up: notifications (revocation acknowledgements above
+      // all) must not queue behind a busy pool under load.
+      const args = [channelName(schema, channel), payload];
+      if (listener && listening) {
+        try {
+          await listener.query('SELECT pg_notify($1, $2)', args);
+          return;
+        } catch {
+          // Fall through to the pool: the listener is reconnecting.
+        }
+      }
+      await pool.query('SELECT pg_notify($1, $2)', args);
+    },
+    async listen(channel, handler) {
+      const ch = channelName(schema, channel);
+      const list = handlers.get(ch);
+      if (list) {
+        list.push(handler);
+        return;
+      }
+      handlers.set(ch, [handler]);
+      if (listener) await listener.query(`LISTEN ${quoteIdent(ch)}`);
+    },
+    get listening() {
+      return listening;
+    },
+    onReset(cb) {
+      resetCallbacks.push(cb);
+    },
+    async close() {
+      closed = true;
+      await prisma.$disconnect();
+      await listener?.end().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+    },
+  };
+}

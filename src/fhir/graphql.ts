@@ -1,0 +1,102 @@
+// Generic FHIR CRUD and search over the registered stores, as GraphQL operations the REST layer runs.
+import { builder } from '../graphql/builder.js';
+import { requirePrincipal } from '../graphql/context.js';
+import { badRequest } from '../graphql/errors.js';
+import { validateResourceBody } from './registry.js';
+import type { Bundle } from './types.js';
+
+builder.queryField('readResource', (t) =>
+  t.field({
+    type: 'JSON',
+    args: { resourceType: t.arg.string({ required: true }), id: t.arg.string({ required: true }) },
+    resolve: (_r, args, ctx) => {
+      requirePrincipal(ctx);
+      return ctx.services.fhir.get(args.resourceType).read(ctx, args.id);
+    },
+  }),
+);
+
+builder.queryField('searchResources', (t) =>
+  t.field({
+    type: 'JSON',
+    description: 'Search by url, version, identifier or name; returns a searchset Bundle.',
+    args: {
+      resourceType: t.arg.string({ required: true }),
+      url: t.arg.string(),
+      version: t.arg.string(),
+      identifier: t.arg.string(),
+      name: t.arg.string(),
+      count: t.arg.int(),
+      offset: t.arg.int(),
+    },
+    resolve: async (_r, args, ctx): Promise<Bundle> => {
+      requirePrincipal(ctx);
+      const count = args.count ?? 20;
+      const offset = args.offset ?? 0;
+      if (count < 0 || count > 1000) throw badRequest('_count must be between 0 and 1000', ['_count']);
+      if (offset < 0) throw badRequest('_offset must not be negative', ['_offset']);
+      const store = ctx.services.fhir.get(args.resourceType);
+      const { resources, total } = await store.search(ctx, {
+        url: args.url ?? undefined,
+        version: args.version ?? undefined,
+        identifier: args.identifier ?? undefined,
+        name: args.name ?? undefined,
+        count,
+        offset,
+      });
+      const base = `${ctx.services.config.baseUrl}fhir/R4/`;
+      return {
+        resourceType: 'Bundle',
+        type: 'searchset',
+        total,
+        entry: resources.map((r) => ({
+          fullUrl: `${base}${r.resourceType}/${r.id}`,
+          resource: r,
+          search: { mode: 'match' },
+        })),
+      };
+    },
+  }),
+);
+
+builder.mutationField('createResource', (t) =>
+  t.field({
+    type: 'JSON',
+    args: {
+      resourceType: t.arg.string({ required: true }),
+      resource: t.arg({ type: 'JSON', required: true }),
+    },
+    resolve: (_r, args, ctx) => {
+      requirePrincipal(ctx);
+      const store = ctx.services.fhir.get(args.resourceType);
+      return store.create(ctx, validateResourceBody(args.resource, args.resourceType));
+    },
+  }),
+);
+
+builder.mutationField('updateResource', (t) =>
+  t.field({
+    type: 'JSON',
+    args: {
+      resourceType: t.arg.string({ required: true }),
+      id: t.arg.string({ required: true }),
+      resource: t.arg({ type: 'JSON', required: true }),
+    },
+    resolve: (_r, args, ctx) => {
+      requirePrincipal(ctx);
+      const store = ctx.services.fhir.get(args.resourceType);
+      return store.update(ctx, args.id, validateResourceBody(args.resource, args.resourceType, args.id));
+    },
+  }),
+);
+
+builder.mutationField('deleteResource', (t) =>
+  t.boolean({
+    args: { resourceType: t.arg.string({ required: true }), id: t.arg.string({ required: true }) },
+    resolve: async (_r, args, ctx) => {
+      requirePrincipal(ctx);
+      await ctx.services.fhir.get(args.resourceType).delete(ctx, args.id);
+      return true;
+    },
+  }),
+);

@@ -1,0 +1,52 @@
+// Which resource types are served, and by which store. Features register their stores at start.
+import { ApiError, badRequest } from '../graphql/errors.js';
+import type { FhirResource, ResourceStore } from './types.js';
+
+/** Resource stores by resource type. */
+export class ResourceRegistry {
+  private stores = new Map<string, ResourceStore>();
+
+  register(resourceType: string, store: ResourceStore): void {
+    this.stores.set(resourceType, store);
+  }
+
+  /** The store for a type; 404 OperationOutcome for a type this server does not serve. */
+  get(resourceType: string): ResourceStore {
+    const store = this.stores.get(resourceType);
+    if (!store)
+      throw new ApiError(
+        404,
+        'not-supported',
+        `Resource type ${resourceType} is not supported by this server`,
+      );
+    return store;
+  }
+
+  types(): string[] {
+    return [...this.stores.keys()].sort();
+  }
+}
+
+const ID_RE = /^[A-Za-z0-9\-.]{1,64}$/;
+
+/** Checks a request body is a FHIR resource of the expected type (and id, for updates). */
+export function validateResourceBody(body: unknown, resourceType: string, id?: string): FhirResource {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw badRequest('Request body must be a FHIR resource (a JSON object)');
+  }
+  const r = body as FhirResource;
+  if (typeof r.resourceType !== 'string') throw badRequest('Resource has no resourceType', ['resourceType']);
+  if (r.resourceType !== resourceType) {
+    throw badRequest(`Expected a ${resourceType} resource but got ${r.resourceType}`, ['resourceType']);
+  }
+  if (id !== undefined) {
+    if (r.id !== undefined && r.id !== id)
+      throw badRequest(`Resource id ${String(r.id)} does not match the URL id ${id}`, ['id']);
+  }
+  return r;
+}
+
+/** True for a syntactically valid FHIR id. */
+export function isFhirId(id: string): boolean {
+  return ID_RE.test(id);
+}

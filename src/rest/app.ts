@@ -1,0 +1,73 @@
+// The Express application: logging, authentication, the routers, GraphQL (yoga) and error mapping.
+import express, { type Express, type RequestHandler, type Router } from 'express';
+import { requestLogger } from './request-log.js';
+import { createYoga } from 'graphql-yoga';
+import { schema } from '../graphql/schema.js';
+import { contextFor } from './request.js';
+import type { Services } from '../services.js';
+import { authenticate } from './middleware.js';
+import { authRouter } from './auth-routes.js';
+import { oauthRouter } from './oauth-routes.js';
+import { fhirRouter } from './fhir-routes.js';
+import { operationOutcome, sendError, sendFhir } from './outcome.js';
+
+/** Routers a feature mounts under the FHIR base before the generic resource routes (operations). */
+export type FeatureRouterFactory = (services: Services, jsonParser: RequestHandler) => Router;
+
+/** Builds the Express app for a set of services. */
+export function createExpressApp(services: Services, featureRouters: FeatureRouterFactory[] = []): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', services.config.trustProxy);
+  app.set('etag', false);
+
+  app.use(requestLogger(services));
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok', database: services.db.kind });
+  });
+
+  app.use(authenticate);
+
+  const limit = services.config.bodyLimit;
+  const jsonParser = express.json({
+    limit,
+    strict: false,
+    type: ['application/json', 'application/fhir+json', 'application/*+json'],
+  });
+
+  // Dispatched by prefix, so FHIR requests do not walk the auth routes' patterns.
+  const auth = authRouter(jsonParser);
+  const oauth = oauthRouter();
+  app.use((req, res, next) => {
+    const p = req.path;
+    if (p.startsWith('/auth/')) auth(req, res, next);
+    else if (p.startsWith('/oauth2/') || p.startsWith('/.well-known/')) oauth(req, res, next);
+    else next();
+  });
+
+  const yoga = createYoga({
+    schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    logging: false,
+    context: ({ req }: { req: express.Request }) => contextFor(req),
+  });
+  app.use('/graphql', yoga as unknown as RequestHandler);
+
+  for (const factory of featureRouters) app.use('/fhir/R4', factory(services, jsonParser));
+  app.use('/fhir/R4', fhirRouter(jsonParser));
+
+  app.use((req, res) => {
+    if (req.path.startsWith('/oauth2/')) {
+      res
+        .status(404)
+        .json({ error: 'invalid_request', error_description: `Not found: ${req.method} ${req.path}` });
+      return;
+    }
+    sendFhir(res, 404, operationOutcome('error', 'not-found', `Not found: ${req.method} ${req.path}`));
+  });
+  // Express recognises error handlers by their four parameters.
+  app.use(((err, req, res, _next) => sendError(req, res, err)) as express.ErrorRequestHandler);
+  return app;
+}

@@ -1,0 +1,183 @@
+// /auth/*: Medplum-compatible sign-in and session endpoints, each running a GraphQL operation.
+import express, { Router } from 'express';
+import { graphql } from '../generated/gql/index.js';
+import { badRequest } from '../graphql/errors.js';
+import { runOperation } from './operation.js';
+import { contextFor } from './request.js';
+import { operationOutcome, sendFhir } from './outcome.js';
+import { asyncHandler, requireAuth } from './middleware.js';
+
+const LoginDoc = graphql(`
+  mutation RestLogin(
+    $email: String!
+    $password: String!
+    $scope: String
+    $codeChallenge: String
+    $codeChallengeMethod: String
+    $projectId: String
+    $clientId: String
+  ) {
+    login(
+      email: $email
+      password: $password
+      scope: $scope
+      codeChallenge: $codeChallenge
+      codeChallengeMethod: $codeChallengeMethod
+      projectId: $projectId
+      clientId: $clientId
+    ) {
+      login
+      code
+    }
+  }
+`);
+
+const MeDoc = graphql(`
+  query RestMe {
+    me {
+      loginId
+      clientId
+      user {
+        id
+        email
+        firstName
+        lastName
+      }
+      project {
+        id
+        name
+      }
+      membership {
+        id
+        admin
+      }
+      sessions {
+        id
+        userAgent
+        remoteAddress
+        browser
+        os
+        authMethod
+        createdAt
+        lastUsed
+        current
+      }
+    }
+  }
+`);
+
+const RevokeDoc = graphql(`
+  mutation RestRevokeSession($loginId: String!) {
+    revokeSession(loginId: $loginId)
+  }
+`);
+
+function optionalString(body: Record<string, unknown>, key: string): string | undefined {
+  const v = body[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw badRequest(`${key} must be a string`, [key]);
+  return v;
+}
+
+/** The /auth router. */
+export function authRouter(jsonParser: express.RequestHandler): Router {
+  const r = Router();
+  r.post(
+    '/auth/login',
+    jsonParser,
+    asyncHandler(async (req, res) => {
+      const body = requireJsonObject(req.body);
+      const email = optionalString(body, 'email');
+      const password = optionalString(body, 'password');
+      if (!email) throw badRequest('email is required', ['email']);
+      if (!password) throw badRequest('password is required', ['password']);
+      const data = await runOperation(
+        LoginDoc,
+        {
+          email,
+          password,
+          scope: optionalString(body, 'scope'),
+          codeChallenge: optionalString(body, 'codeChallenge'),
+          codeChallengeMethod: optionalString(body, 'codeChallengeMethod'),
+          projectId: optionalString(body, 'projectId'),
+          clientId: optionalString(body, 'clientId'),
+        },
+        contextFor(req),
+      );
+      res.json({ login: data.login.login, code: data.login.code ?? undefined });
+    }),
+  );
+
+  r.get(
+    '/auth/me',
+    requireAuth,
+    asyncHandler(async (req, res) => {
+      const { me } = await runOperation(MeDoc, {}, contextFor(req));
+      const base = req.services.config.baseUrl;
+      const profile = me.user
+        ? {
+            resourceType: 'Practitioner',
+            id: me.user.id,
+            name: [{ given: [me.user.firstName ?? ''], family: me.user.lastName ?? '' }],
+            telecom: [{ system: 'email', use: 'work', value: me.user.email }],
+          }
+        : { resourceType: 'ClientApplication', id: me.clientId };
+      const profileRef = `${profile.resourceType}/${profile.id}`;
+      res.json({
+        user: me.user ? { resourceType: 'User', id: me.user.id, email: me.user.email } : undefined,
+        project: { resourceType: 'Project', id: me.project.id, name: me.project.name },
+        membership: {
+          resourceType: 'ProjectMembership',
+          id: me.membership.id,
+          project: { reference: `Project/${me.project.id}` },
+          user: me.user ? { reference: `User/${me.user.id}` } : { reference: profileRef },
+          profile: { reference: profileRef },
+          admin: me.membership.admin,
+        },
+        profile,
+        config: { resourceType: 'UserConfiguration' },
+        security: {
+          mfaEnrolled: false,
+          sessions: me.sessions.map((s) => ({
+            id: s.id,
+            lastUpdated: s.lastUsed,
+            createdAt: s.createdAt,
+            lastUsed: s.lastUsed,
+            authMethod: s.authMethod,
+            remoteAddress: s.remoteAddress,
+            userAgent: s.userAgent,
+            browser: s.browser,
+            os: s.os,
+            current: s.current,
+          })),
+        },
+        loginId: me.loginId,
+        fhirBase: `${base}fhir/R4/`,
+      });
+    }),
+  );
+
+  r.post(
+    '/auth/revoke',
+    requireAuth,
+    jsonParser,
+    asyncHandler(async (req, res) => {
+      const body = requireJsonObject(req.body ?? {});
+      const loginId = body.loginId;
+      if (loginId === undefined || loginId === null || loginId === '')
+        throw badRequest('loginId is required', ['loginId']);
+      if (typeof loginId !== 'string') throw badRequest('loginId must be a string', ['loginId']);
+      await runOperation(RevokeDoc, { loginId }, contextFor(req));
+      sendFhir(res, 200, operationOutcome('information', 'informational', 'Session revoked'));
+    }),
+  );
+  return r;
+}
+
+/** The parsed JSON body as an object, or 400. */
+export function requireJsonObject(body: unknown): Record<string, unknown> {
+  if (body === undefined) throw badRequest('Request body must be JSON (Content-Type: application/json)');
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw badRequest('Request body must be a JSON object');
+  return body as Record<string, unknown>;
+}

@@ -1,0 +1,178 @@
+// Bot operations under the FHIR base: $execute (POST/GET, by id or identifier, sync or Prefer: respond-async),
+// $deploy, and the job status endpoint. Each handler translates HTTP into an internal GraphQL operation.
+import express, { Router, type Request, type RequestHandler, type Response } from 'express';
+import { graphql } from '../generated/gql/index.js';
+import { badRequest } from '../graphql/errors.js';
+import type { Services } from '../services.js';
+import { runOperation } from './operation.js';
+import { contextFor } from './request.js';
+import { asyncHandler, requireAuth } from './middleware.js';
+import { operationOutcome, sendFhir } from './outcome.js';
+import { declareOperation } from './capability.js';
+
+const ExecuteDoc = graphql(`
+  mutation RestExecuteBot(
+    $id: String
+    $identifier: String
+    $contentType: String
+    $body: String
+    $query: JSON
+  ) {
+    executeBot(id: $id, identifier: $identifier, contentType: $contentType, body: $body, query: $query) {
+      status
+      contentType
+      body
+      headers
+    }
+  }
+`);
+const ExecuteAsyncDoc = graphql(`
+  mutation RestExecuteBotAsync(
+    $id: String
+    $identifier: String
+    $contentType: String
+    $body: String
+    $query: JSON
+  ) {
+    executeBotAsync(id: $id, identifier: $identifier, contentType: $contentType, body: $body, query: $query) {
+      id
+    }
+  }
+`);
+const JobDoc = graphql(`
+  query RestBotJob($id: String!) {
+    botJob(id: $id) {
+      id
+      status
+      responseStatus
+      responseType
+      responseBody
+      responseHeaders
+    }
+  }
+`);
+const DeployDoc = graphql(`
+  mutation RestDeployBot($id: String!, $code: String!) {
+    deployBot(id: $id, code: $code)
+  }
+`);
+
+declareOperation({ resourceType: 'Bot', name: 'execute', documentation: 'Runs a bot (docs/bots.md)' });
+declareOperation({ resourceType: 'Bot', name: 'deploy', documentation: 'Replaces and compiles bot code' });
+
+function single(v: unknown, name: string): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw badRequest(`${name} must be given once`, [name]);
+  return v;
+}
+
+/** Sends a bot's HTTP-shaped response. */
+function sendResult(
+  res: Response,
+  r: { status: number; contentType: string; body: string; headers: unknown },
+): void {
+  const headers = (r.headers ?? {}) as Record<string, string>;
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  res.status(r.status).setHeader('Content-Type', r.contentType);
+  res.send(r.body);
+}
+
+function wantsAsync(req: Request): boolean {
+  return /(^|[,;\s])respond-async($|[,;\s])/i.test(req.get('prefer') ?? '');
+}
+
+/** The $execute input from the request: a query object for GET, the raw body and its media type for POST. */
+function executeVars(req: Request, id: string | undefined) {
+  const q = { ...(req.query as Record<string, unknown>) };
+  const identifier = id ? undefined : single(q.identifier, 'identifier');
+  if (!id) delete q.identifier;
+  if (req.method === 'GET') {
+    return { id, identifier, query: q };
+  }
+  const body = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
+  const header = req.get('content-type');
+  // No Content-Type and no body: an empty text input (curl -X POST without data); a body without one is a 415.
+  const contentType = header ?? (body === '' ? 'text/plain' : '');
+  return { id, identifier, contentType, body };
+}
+
+/** The bot router (mounted at /fhir/R4 before the generic FHIR routes). */
+export function botRouter(services: Services, jsonParser: RequestHandler): Router {
+  const r = Router();
+  const raw = express.raw({ type: () => true, limit: services.config.bodyLimit });
+
+  const execute = asyncHandler(async (req, res) => {
+    const id = req.params.id === undefined ? undefined : String(req.params.id);
+    const vars = executeVars(req, id);
+    const ctx = contextFor(req);
+    if (wantsAsync(req)) {
+      const data = await runOperation(ExecuteAsyncDoc, vars, ctx);
+      const jobId = data.executeBotAsync.id;
+      res.setHeader('Content-Location', `${req.services.config.baseUrl}fhir/R4/job/${jobId}`);
+      sendFhir(res, 202, operationOutcome('information', 'informational', `Accepted: job ${jobId}`));
+      return;
+    }
+    const data = await runOperation(ExecuteDoc, vars, ctx);
+    sendResult(res, data.executeBot);
+  });
+
+  r.post('/Bot/\\$execute', requireAuth, raw, execute);
+  r.get('/Bot/\\$execute', requireAuth, execute);
+  r.post('/Bot/:id/\\$execute', requireAuth, raw, execute);
+  r.get('/Bot/:id/\\$execute', requireAuth, execute);
+
+  r.post(
+    '/Bot/:id/\\$deploy',
+    requireAuth,
+    jsonParser,
+    asyncHandler(async (req, res) => {
+      const code = deployCode(req.body);
+      await runOperation(DeployDoc, { id: String(req.params.id), code }, contextFor(req));
+      sendFhir(res, 200, operationOutcome('information', 'informational', 'Bot deployed'));
+    }),
+  );
+
+  r.get(
+    '/job/:id',
+    requireAuth,
+    asyncHandler(async (req, res) => {
+      const data = await runOperation(JobDoc, { id: String(req.params.id) }, contextFor(req));
+      const job = data.botJob;
+      if (job.status === 'queued' || job.status === 'running' || job.responseStatus == null) {
+        res.setHeader('X-Progress', job.status);
+        res.setHeader('Retry-After', '1');
+        sendFhir(
+          res,
+          202,
+          operationOutcome('information', 'informational', `Job ${job.id} is ${job.status}`),
+        );
+        return;
+      }
+      sendResult(res, {
+        status: job.responseStatus,
+        contentType: job.responseType ?? 'application/octet-stream',
+        body: job.responseBody ?? '',
+        headers: job.responseHeaders,
+      });
+    }),
+  );
+  return r;
+}
+
+/** The code of a $deploy body: `{code}` (Medplum) or a Parameters resource with a `code` parameter. */
+function deployCode(body: unknown): string {
+  const b = (body ?? {}) as {
+    code?: unknown;
+    resourceType?: unknown;
+    parameter?: Array<{ name?: unknown; valueString?: unknown }>;
+  };
+  if (b.resourceType === 'Parameters') {
+    const p = Array.isArray(b.parameter) ? b.parameter.find((x) => x?.name === 'code') : undefined;
+    if (typeof p?.valueString === 'string') return p.valueString;
+    throw badRequest('Parameters must contain a "code" parameter with valueString', ['code']);
+  }
+  if (typeof b.code === 'string') return b.code;
+  throw badRequest('Request body must be {"code": "<JavaScript or TypeScript>"} or Parameters with "code"', [
+    'code',
+  ]);
+}

@@ -1,0 +1,70 @@
+// GET [base]/metadata: the CapabilityStatement, built from what is registered.
+import type { Services } from '../services.js';
+
+/** Operations features declare for the CapabilityStatement. */
+export interface DeclaredOperation {
+  resourceType?: string;
+  name: string;
+  definition?: string;
+  documentation?: string;
+}
+
+const declared: DeclaredOperation[] = [];
+
+/** Adds an operation to the CapabilityStatement (called by features at module load). */
+export function declareOperation(op: DeclaredOperation): void {
+  if (!declared.some((d) => d.name === op.name && d.resourceType === op.resourceType)) declared.push(op);
+}
+
+/** The server's CapabilityStatement. */
+export function capabilityStatement(services: Services) {
+  const ops = (type?: string) =>
+    declared
+      .filter((d) => d.resourceType === type)
+      .map((d) => ({
+        name: d.name,
+        definition: d.definition ?? `http://hl7.org/fhir/OperationDefinition/${d.name}`,
+        ...(d.documentation ? { documentation: d.documentation } : {}),
+      }));
+  return {
+    resourceType: 'CapabilityStatement',
+    status: 'active',
+    date: new Date().toISOString().slice(0, 10),
+    kind: 'instance',
+    software: { name: 'fhir-sessions-terminology-bots', version: '0.1.0' },
+    implementation: {
+      description: 'FHIR R4 server: sessions, terminology and bots',
+      url: `${services.config.baseUrl}fhir/R4`,
+    },
+    fhirVersion: '4.0.1',
+    format: ['application/fhir+json', 'json'],
+    rest: [
+      {
+        mode: 'server',
+        security: {
+          cors: false,
+          service: [
+            {
+              coding: [
+                { system: 'http://terminology.hl7.org/CodeSystem/restful-security-service', code: 'OAuth' },
+              ],
+            },
+          ],
+          description: 'OAuth2 Bearer tokens from /oauth2/token',
+        },
+        resource: services.fhir.types().map((type) => ({
+          type,
+          interaction: ['create', 'read', 'update', 'delete', 'search-type'].map((code) => ({ code })),
+          searchParam: [
+            { name: 'url', type: 'uri' },
+            { name: 'version', type: 'token' },
+            { name: 'identifier', type: 'token' },
+            { name: 'name', type: 'string' },
+          ],
+          ...(ops(type).length ? { operation: ops(type) } : {}),
+        })),
+        ...(ops(undefined).length ? { operation: ops(undefined) } : {}),
+      },
+    ],
+  };
+}

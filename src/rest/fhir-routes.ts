@@ -1,0 +1,214 @@
+// FHIR R4 REST: metadata, and create/read/update/delete/search for the registered resource types. Operation
+// routes ($expand, $execute, ...) are mounted before this router by their features.
+import { Router, type RequestHandler } from 'express';
+import { graphql } from '../generated/gql/index.js';
+import { badRequest } from '../graphql/errors.js';
+import { isFhirId } from '../fhir/registry.js';
+import type { FhirResource } from '../fhir/types.js';
+import { runOperation } from './operation.js';
+import { contextFor } from './request.js';
+import { asyncHandler, requireAuth } from './middleware.js';
+import { operationOutcome, sendFhir } from './outcome.js';
+import { capabilityStatement } from './capability.js';
+
+const ReadDoc = graphql(`
+  query RestRead($resourceType: String!, $id: String!) {
+    readResource(resourceType: $resourceType, id: $id)
+  }
+`);
+const SearchDoc = graphql(`
+  query RestSearch(
+    $resourceType: String!
+    $url: String
+    $version: String
+    $identifier: String
+    $name: String
+    $count: Int
+    $offset: Int
+  ) {
+    searchResources(
+      resourceType: $resourceType
+      url: $url
+      version: $version
+      identifier: $identifier
+      name: $name
+      count: $count
+      offset: $offset
+    )
+  }
+`);
+const CreateDoc = graphql(`
+  mutation RestCreate($resourceType: String!, $resource: JSON!) {
+    createResource(resourceType: $resourceType, resource: $resource)
+  }
+`);
+const UpdateDoc = graphql(`
+  mutation RestUpdate($resourceType: String!, $id: String!, $resource: JSON!) {
+    updateResource(resourceType: $resourceType, id: $id, resource: $resource)
+  }
+`);
+const DeleteDoc = graphql(`
+  mutation RestDelete($resourceType: String!, $id: String!) {
+    deleteResource(resourceType: $resourceType, id: $id)
+  }
+`);
+
+const SEARCH_PARAMS = new Set([
+  'url',
+  'version',
+  'identifier',
+  'name',
+  '_count',
+  '_offset',
+  '_format',
+  '_pretty',
+]);
+
+function intParam(v: unknown, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !/^\d+$/.test(v))
+    throw badRequest(`${name} must be a non-negative integer`, [name]);
+  return Number(v);
+}
+
+function stringParam(v: unknown, name: string): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw badRequest(`${name} must be given once`, [name]);
+  return v;
+}
+
+function checkType(type: string): void {
+  if (!/^[A-Z][A-Za-z]{1,63}$/.test(type)) throw badRequest(`Invalid resource type: ${type}`);
+}
+
+function checkId(id: string): void {
+  if (!isFhirId(id)) throw badRequest(`Invalid resource id: ${id}`, ['id']);
+}
+
+function withHeaders(res: Parameters<RequestHandler>[1], resource: FhirResource): void {
+  if (resource.meta?.versionId) res.setHeader('ETag', `W/"${resource.meta.versionId}"`);
+  if (resource.meta?.lastUpdated)
+    res.setHeader('Last-Modified', new Date(resource.meta.lastUpdated).toUTCString());
+}
+
+/** The FHIR base router (mounted at /fhir/R4). */
+export function fhirRouter(jsonParser: RequestHandler): Router {
+  const r = Router();
+
+  r.get('/metadata', (req, res) => sendFhir(res, 200, capabilityStatement(req.services)));
+
+  r.get(
+    '/:type',
+    requireAuth,
+    asyncHandler(async (req, res) => {
+      checkType(String(req.params.type));
+      for (const k of Object.keys(req.query)) {
+        if (!SEARCH_PARAMS.has(k)) throw badRequest(`Unknown search parameter: ${k}`, [k]);
+      }
+      const q = req.query;
+      const data = await runOperation(
+        SearchDoc,
+        {
+          resourceType: String(req.params.type),
+          url: stringParam(q.url, 'url'),
+          version: stringParam(q.version, 'version'),
+          identifier: stringParam(q.identifier, 'identifier'),
+          name: stringParam(q.name, 'name'),
+          count: intParam(q._count, '_count'),
+          offset: intParam(q._offset, '_offset'),
+        },
+        contextFor(req),
+      );
+      sendFhir(res, 200, data.searchResources);
+    }),
+  );
+
+  r.post(
+    '/:type',
+    requireAuth,
+    jsonParser,
+    asyncHandler(async (req, res) => {
+      checkType(String(req.params.type));
+      const data = await runOperation(
+        CreateDoc,
+        { resourceType: String(req.params.type), resource: requireBody(req.body) },
+        contextFor(req),
+      );
+      const created = data.createResource as FhirResource;
+      withHeaders(res, created);
+      res.setHeader(
+        'Location',
+        `${req.services.config.baseUrl}fhir/R4/${created.resourceType}/${created.id}`,
+      );
+      sendFhir(res, 201, created);
+    }),
+  );
+
+  r.get(
+    '/:type/:id',
+    requireAuth,
+    asyncHandler(async (req, res) => {
+      checkType(String(req.params.type));
+      checkId(String(req.params.id));
+      const data = await runOperation(
+        ReadDoc,
+        { resourceType: String(req.params.type), id: String(req.params.id) },
+        contextFor(req),
+      );
+      const resource = data.readResource as FhirResource;
+      withHeaders(res, resource);
+      sendFhir(res, 200, resource);
+    }),
+  );
+
+  r.put(
+    '/:type/:id',
+    requireAuth,
+    jsonParser,
+    asyncHandler(async (req, res) => {
+      checkType(String(req.params.type));
+      checkId(String(req.params.id));
+      const data = await runOperation(
+        UpdateDoc,
+        { resourceType: String(req.params.type), id: String(req.params.id), resource: requireBody(req.body) },
+        contextFor(req),
+      );
+      const resource = data.updateResource as FhirResource;
+      withHeaders(res, resource);
+      sendFhir(res, 200, resource);
+    }),
+  );
+
+  r.delete(
+    '/:type/:id',
+    requireAuth,
+    asyncHandler(async (req, res) => {
+      checkType(String(req.params.type));
+      checkId(String(req.params.id));
+      await runOperation(
+        DeleteDoc,
+        { resourceType: String(req.params.type), id: String(req.params.id) },
+        contextFor(req),
+      );
+      sendFhir(
+        res,
+        200,
+        operationOutcome(
+          'information',
+          'informational',
+          `Deleted ${String(req.params.type)}/${String(req.params.id)}`,
+        ),
+      );
+    }),
+  );
+  return r;
+}
+
+function requireBody(body: unknown): unknown {
+  if (body === undefined) {
+    throw badRequest(
+      'Request body must be a FHIR resource with Content-Type application/fhir+json or application/json',
+    );
+  }
+  return body;
+}

@@ -1,0 +1,158 @@
+// /oauth2/*: token (RFC 6749 + PKCE RFC 7636), logout, revoke (RFC 7009), introspect (RFC 7662); OAuth2 error JSON.
+import express, { Router, type Request } from 'express';
+import { graphql } from '../generated/gql/index.js';
+import { OAuthError } from '../auth/oauth-error.js';
+import { parseBasic } from '../auth/basic-auth.js';
+import { runOperation } from './operation.js';
+import { contextFor } from './request.js';
+import { asyncHandler, requireAuth } from './middleware.js';
+import { operationOutcome, sendFhir } from './outcome.js';
+
+const TokenDoc = graphql(`
+  mutation RestToken(
+    $grantType: String!
+    $code: String
+    $codeVerifier: String
+    $clientId: String
+    $clientSecret: String
+    $refreshToken: String
+    $scope: String
+  ) {
+    token(
+      grantType: $grantType
+      code: $code
+      codeVerifier: $codeVerifier
+      clientId: $clientId
+      clientSecret: $clientSecret
+      refreshToken: $refreshToken
+      scope: $scope
+    )
+  }
+`);
+
+const LogoutDoc = graphql(`
+  mutation RestLogout {
+    logout
+  }
+`);
+
+const IntrospectDoc = graphql(`
+  query RestIntrospect($token: String!) {
+    introspect(token: $token)
+  }
+`);
+
+const RevokeTokenDoc = graphql(`
+  mutation RestRevokeToken($token: String!) {
+    revokeToken(token: $token)
+  }
+`);
+
+/** Client credentials from HTTP Basic (RFC 6749 2.3.1) or the form body. */
+function clientCredentials(
+  req: Request,
+  form: Record<string, string>,
+): { clientId?: string; clientSecret?: string } {
+  const header = req.headers.authorization;
+  if (header && /^basic /i.test(header)) {
+    const basic = parseBasic(header);
+    if (!basic) throw new OAuthError('invalid_client', 'Malformed HTTP Basic credentials');
+    return basic;
+  }
+  return { clientId: form.client_id, clientSecret: form.client_secret };
+}
+
+/** A form body as a string map, or an OAuth2 invalid_request. */
+function formBody(req: Request): Record<string, string> {
+  if (!req.is('application/x-www-form-urlencoded')) {
+    throw new OAuthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded');
+  }
+  const body = (req.body ?? {}) as Record<string, unknown>;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(body)) {
+    if (typeof v !== 'string') throw new OAuthError('invalid_request', `Parameter ${k} must appear once`);
+    out[k] = v;
+  }
+  return out;
+}
+
+/** The /oauth2 router. */
+export function oauthRouter(): Router {
+  const r = Router();
+  const form = express.urlencoded({ extended: false, limit: '64kb' });
+
+  r.post(
+    '/oauth2/token',
+    form,
+    asyncHandler(async (req, res) => {
+      const body = formBody(req);
+      if (!body.grant_type) throw new OAuthError('invalid_request', 'grant_type is required');
+      const { clientId, clientSecret } = clientCredentials(req, body);
+      const data = await runOperation(
+        TokenDoc,
+        {
+          grantType: body.grant_type,
+          code: body.code,
+          codeVerifier: body.code_verifier,
+          clientId,
+          clientSecret,
+          refreshToken: body.refresh_token,
+          scope: body.scope,
+        },
+        contextFor(req),
+      );
+      res.setHeader('Cache-Control', 'no-store');
+      res.setHeader('Pragma', 'no-cache');
+      res.json(data.token);
+    }),
+  );
+
+  const logout = asyncHandler(async (req, res) => {
+    await runOperation(LogoutDoc, {}, contextFor(req));
+    sendFhir(res, 200, operationOutcome('information', 'informational', 'Signed out'));
+  });
+  r.post('/oauth2/logout', requireAuth, logout);
+  r.get('/oauth2/logout', requireAuth, logout);
+
+  r.post(
+    '/oauth2/introspect',
+    form,
+    asyncHandler(async (req, res) => {
+      const body = formBody(req);
+      const data = await runOperation(IntrospectDoc, { token: body.token ?? '' }, contextFor(req));
+      res.setHeader('Cache-Control', 'no-store');
+      res.json(data.introspect);
+    }),
+  );
+
+  r.post(
+    '/oauth2/revoke',
+    form,
+    asyncHandler(async (req, res) => {
+      const body = formBody(req);
+      await runOperation(RevokeTokenDoc, { token: body.token ?? '' }, contextFor(req));
+      res.status(200).json({});
+    }),
+  );
+
+  r.get('/.well-known/jwks.json', (req, res) => {
+    res.json({ keys: [req.services.auth.keys.publicJwk] });
+  });
+  r.get('/.well-known/openid-configuration', (req, res) => {
+    const base = req.services.config.baseUrl;
+    res.json({
+      issuer: base,
+      token_endpoint: `${base}oauth2/token`,
+      introspection_endpoint: `${base}oauth2/introspect`,
+      revocation_endpoint: `${base}oauth2/revoke`,
+      end_session_endpoint: `${base}oauth2/logout`,
+      userinfo_endpoint: `${base}auth/me`,
+      jwks_uri: `${base}.well-known/jwks.json`,
+      grant_types_supported: ['authorization_code', 'client_credentials', 'refresh_token'],
+      code_challenge_methods_supported: ['S256', 'plain'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      scopes_supported: ['openid', 'offline_access'],
+    });
+  });
+  return r;
+}

@@ -1,0 +1,87 @@
+// OperationOutcome and OAuth2 error responses, and the mapping from thrown errors to them.
+import type { Request, Response } from 'express';
+import { ApiError, type IssueCode } from '../graphql/errors.js';
+
+export const FHIR_JSON = 'application/fhir+json; charset=utf-8';
+
+/** An OperationOutcome with one issue. */
+export function operationOutcome(
+  severity: 'error' | 'information' | 'warning' | 'fatal',
+  code: IssueCode,
+  text: string,
+  expression?: string[],
+) {
+  return {
+    resourceType: 'OperationOutcome',
+    issue: [{ severity, code, details: { text }, ...(expression ? { expression } : {}) }],
+  };
+}
+
+/** Sends a FHIR JSON body. */
+export function sendFhir(res: Response, status: number, body: unknown): void {
+  // Written directly rather than through res.send: this is every FHIR response, and send's generic work
+  // (type sniffing, freshness checks) showed up in profiles of the $expand hot path.
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', FHIR_JSON);
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(res.req.method === 'HEAD' ? undefined : text);
+}
+
+/** Maps any error to a response: OperationOutcome (FHIR and auth paths) or OAuth2 error JSON (/oauth2/*). */
+export function sendError(req: Request, res: Response, err: unknown): void {
+  const oauth = req.path.startsWith('/oauth2/');
+  if (err instanceof ApiError) {
+    if (err.status === 401) res.setHeader('WWW-Authenticate', wwwAuthenticate(err.message));
+    if (oauth) {
+      const ext = err.extensions as { oauthError?: string };
+      const code = ext.oauthError ?? (err.status === 401 ? 'invalid_token' : 'invalid_request');
+      res.status(err.status).json({ error: code, error_description: err.message });
+      return;
+    }
+    const expr = (err.extensions as { expression?: string[] }).expression;
+    sendFhir(res, err.status, operationOutcome('error', err.issueCode, err.message, expr));
+    return;
+  }
+  const status = httpStatusOf(err);
+  if (status && status >= 400 && status < 500) {
+    const message = bodyParserMessage(err, status);
+    if (oauth) {
+      res.status(status).json({ error: 'invalid_request', error_description: message });
+      return;
+    }
+    sendFhir(res, status, operationOutcome('error', status === 413 ? 'too-costly' : 'invalid', message));
+    return;
+  }
+  req.services?.logger.error({ reqId: req.id, err }, 'internal error');
+  if (oauth) {
+    res.status(500).json({ error: 'server_error', error_description: 'Internal server error' });
+    return;
+  }
+  sendFhir(res, 500, operationOutcome('error', 'exception', 'Internal server error'));
+}
+
+function wwwAuthenticate(message: string): string {
+  return `Bearer realm="fhir", error="invalid_token", error_description="${message.replace(/"/g, "'")}"`;
+}
+
+function httpStatusOf(err: unknown): number | undefined {
+  if (err && typeof err === 'object') {
+    const e = err as { status?: unknown; statusCode?: unknown };
+    if (typeof e.status === 'number') return e.status;
+    if (typeof e.statusCode === 'number') return e.statusCode;
+  }
+  return undefined;
+}
+
+function bodyParserMessage(err: unknown, status: number): string {
+  const type = (err as { type?: string }).type;
+  if (type === 'entity.too.large') {
+    const limit = (err as { limit?: number }).limit;
+    return `Request body is larger than the limit${limit ? ` of ${limit} bytes` : ''}`;
+  }
+  if (type === 'entity.parse.failed') return `Malformed JSON in request body: ${(err as Error).message}`;
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') return (err as Error).message;
+  if (status === 415) return 'Unsupported content type';
+  return (err as Error).message || 'Bad request';
+}

@@ -1,0 +1,39 @@
+// What the REST layer attaches to each Express request, and the GraphQL context built from it.
+import type { Request } from 'express';
+import { createContext, type GraphQLContext, type Principal, type RequestInfo } from '../graphql/context.js';
+import type { Services } from '../services.js';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Express request augmentation is declared this way
+  namespace Express {
+    interface Request {
+      /** Set by the authentication middleware when a valid Bearer token was sent. */
+      principal?: Principal | null;
+      /** The bearer token that authenticated this request. */
+      token?: string;
+      /** The server's services (set once per request). */
+      services: Services;
+    }
+  }
+}
+
+/** The GraphQL context for a request (REST handlers and the /graphql endpoint alike). */
+export function contextFor(req: Request): GraphQLContext {
+  return createContext(req.services, req.principal ?? null, requestInfo(req));
+}
+
+/** Request facts for the context. Address and User-Agent are read on first use: only sign-in needs them, and
+ * Express's req.ip parses forwarding headers on every call. */
+function requestInfo(req: Request): RequestInfo {
+  return {
+    requestId: req.id,
+    get remoteAddress() {
+      return req.ip ?? req.socket.remoteAddress;
+    },
+    get userAgent() {
+      return req.get('user-agent');
+    },
+    headers: req.headers,
+    token: req.token,
+  };
+}

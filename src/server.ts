@@ -1,0 +1,99 @@
+// Composition root: opens the database, builds the services and the HTTP server. Used by main.ts and the tests.
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino, { type Logger } from 'pino';
+import { loadConfig, type Config } from './config.js';
+import { openDatabase } from './db/database.js';
+import { AuthService } from './auth/auth-service.js';
+import { loadSigningKeys } from './auth/keys.js';
+import { bootstrap } from './auth/bootstrap.js';
+import { ResourceRegistry } from './fhir/registry.js';
+import { createExpressApp, type FeatureRouterFactory } from './rest/app.js';
+import type { Services } from './services.js';
+import { BotService } from './bots/service.js';
+import { botRouter } from './rest/bot-routes.js';
+import { TerminologyService } from './terminology/service.js';
+import { setupTerminology } from './terminology/setup.js';
+import { terminologyRouter } from './rest/terminology-routes.js';
+
+export interface RunningServer {
+  services: Services;
+  server: http.Server;
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  config?: Partial<Config>;
+  logger?: Logger;
+  /** In-memory PGlite (tests); otherwise PGlite in config.dataDir or PostgreSQL. */
+  inMemory?: boolean;
+}
+
+/** Starts a server: database, migrations, first-start bootstrap, services, HTTP listener. */
+export async function startServer(opts: StartOptions = {}): Promise<RunningServer> {
+  const config = loadConfig(opts.config);
+  const logger =
+    opts.logger ??
+    pino({
+      level: config.logLevel,
+      redact: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token'],
+    });
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    schema: config.databaseSchema,
+    dataDir: opts.inMemory ? undefined : config.dataDir,
+    pgliteSocketPort: config.pgliteSocketPort,
+    logger,
+  });
+  await bootstrap(db, config, logger);
+  const keys = await loadSigningKeys(db, config.signingKeyPem);
+  const auth = new AuthService(db, config, keys, logger);
+  await auth.start();
+  const services: Services = {
+    config,
+    db,
+    logger,
+    auth,
+    fhir: new ResourceRegistry(),
+    bots: new BotService(db, config, logger),
+    terminology: new TerminologyService(db, logger, config.expandMaxUnpaged),
+    instanceId: crypto.randomUUID(),
+  };
+  services.fhir.register('Bot', services.bots.store);
+  await services.bots.start(services, { runJobs: config.botJobRunner });
+  await setupTerminology(services);
+  // $expand first: it is the hottest FHIR route.
+  const featureRouters: FeatureRouterFactory[] = [terminologyRouter, botRouter];
+
+  const app = createExpressApp(services, featureRouters);
+  const server = http.createServer(app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  if (!opts.config?.baseUrl && !process.env.BASE_URL) config.baseUrl = `http://localhost:${port}/`;
+  const url = `http://127.0.0.1:${port}/`;
+  let closing: Promise<void> | undefined;
+  return {
+    services,
+    server,
+    url,
+    close() {
+      closing ??= (async () => {
+        // Stop accepting, let in-flight requests finish, then close idle keep-alive connections.
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await services.bots.close();
+        await auth.close();
+        await db.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,409 @@
+// Evaluates a ValueSet's compose (FHIR R4 rules) into a Membership: includes are ORed in document order,
+// within one include the system part (whole system / concept list / filters, all ANDed) and each imported
+// valueSet are intersected, excludes are subtracted, duplicates (same system and code) kept once.
+import { CodeSystemIndex, FLAG_ABSTRACT, FLAG_INACTIVE } from './code-system-index.js';
+import { TerminologyError, invalid } from './errors.js';
+import { EntrySet, Membership, makeOverride, type Dependency, type EntryOverride } from './membership.js';
+import type {
+  ConceptInput,
+  Resolver,
+  ValueSetContains,
+  ValueSetFilter,
+  ValueSetInclude,
+  ValueSetResource,
+} from './types.js';
+
+export interface ComposeContext {
+  resolver: Resolver;
+  systemVersion: Map<string, string>;
+  forceSystemVersion: Map<string, string>;
+  /** Canonical urls of the value sets being evaluated, outermost first (cycle detection). */
+  stack: string[];
+  /** Membership of an imported value set (cached by the engine). */
+  importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership>;
+}
+
+type Emit = (src: CodeSystemIndex, ord: number, override?: EntryOverride) => void;
+
+const HIERARCHY_OPS = new Set(['is-a', 'descendent-of', 'is-not-a', 'generalizes']);
+const KNOWN_OPS = new Set([...HIERARCHY_OPS, '=', 'in', 'not-in', 'regex', 'exists']);
+const BUILTIN_PROPS = new Set([
+  'concept',
+  'code',
+  'display',
+  'parent',
+  'child',
+  'status',
+  'inactive',
+  'notSelectable',
+]);
+/** Code system contents whose concept list is complete: listed codes not in it are errors. */
+const COMPLETE_CONTENT = new Set(['complete', 'supplement', undefined as unknown as string]);
+
+/** Identity of a value set for caches: id/versionId when known, else its compose, else the object. */
+export function valueSetIdentity(vs: ValueSetResource): string {
+  if (vs.id && vs.meta?.versionId)
+    return `vs:${vs.id}/${vs.meta.versionId}|${vs.url ?? ''}|${vs.version ?? ''}`;
+  if (vs.compose) return 'vs-json:' + JSON.stringify([vs.url, vs.version, vs.compose]);
+  let n = objectIds.get(vs);
+  if (n === undefined) objectIds.set(vs, (n = ++objectCounter));
+  return `vs-obj:${n}`;
+}
+const objectIds = new WeakMap<object, number>();
+let objectCounter = 0;
+
+export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext): Promise<Membership> {
+  const m = new Membership();
+  const deps = new Map<string, Dependency>();
+  const usedVs = new Set<string>();
+  const dep = (d: Dependency): void => {
+    deps.set(`${d.kind}|${d.url}|${d.version ?? ''}`, d);
+  };
+
+  if (!vs.compose) {
+    if (vs.expansion) fromContains(m, vs.expansion.contains ?? []);
+    m.seal();
+    return m;
+  }
+
+  const compose = vs.compose;
+  const ev = new Evaluator(ctx, dep, usedVs);
+  // Excludes first: an EntrySet to subtract.
+  const excluded = new EntrySet();
+  for (const [i, exc] of (compose.exclude ?? []).entries()) {
+    await ev.include(exc, `ValueSet.compose.exclude[${i}]`, true, (src, ord) => excluded.add(src, ord));
+  }
+  const dropInactive = compose.inactive === false;
+  const includes = compose.include ?? [];
+  for (const [i, inc] of includes.entries()) {
+    await ev.include(inc, `ValueSet.compose.include[${i}]`, false, (src, ord, ov) => {
+      if (dropInactive && (src.flags[ord] & FLAG_INACTIVE) !== 0) return;
+      if (excluded.size > 0 && excluded.has(src, ord)) return;
+      m.add(src, ord, ov);
+    });
+  }
+  m.seal();
+  m.deps = [...deps.values()];
+  m.usedValueSets = [...usedVs];
+  return m;
+}
+
+/** Pre-expanded value set: the nested contains flattened in document order, one synthetic index per system. */
+function fromContains(m: Membership, contains: ValueSetContains[]): void {
+  const groups = new Map<string, { system: string; version?: string; rows: ConceptInput[] }>();
+  const order: Array<[string, string]> = [];
+  const walk = (list: ValueSetContains[]): void => {
+    for (const c of list) {
+      if (c.system && c.code !== undefined) {
+        const key = `${c.system}|${c.version ?? ''}`;
+        let g = groups.get(key);
+        if (!g) groups.set(key, (g = { system: c.system, version: c.version, rows: [] }));
+        g.rows.push({
+          code: c.code,
+          display: c.display,
+          notSelectable: c.abstract === true,
+          inactive: c.inactive === true,
+          designations: c.designation,
+        });
+        order.push([key, c.code]);
+      }
+      if (c.contains) walk(c.contains);
+    }
+  };
+  walk(contains);
+  const indexes = new Map<string, CodeSystemIndex>();
+  for (const [key, g] of groups) {
+    indexes.set(
+      key,
+      CodeSystemIndex.build({ url: g.system, version: g.version, caseSensitive: true }, g.rows),
+    );
+  }
+  for (const [key, code] of order) {
+    const idx = indexes.get(key)!;
+    m.add(idx, idx.ordinalOf(code));
+  }
+}
+
+class Evaluator {
+  constructor(
+    private readonly ctx: ComposeContext,
+    private readonly dep: (d: Dependency) => void,
+    private readonly usedVs: Set<string>,
+  ) {}
+
+  async include(inc: ValueSetInclude, path: string, isExclude: boolean, emit: Emit): Promise<void> {
+    const refs = inc.valueSet ?? [];
+    if (!inc.system && refs.length === 0) {
+      throw invalid(`${path} has neither a system nor a valueSet`, [path]);
+    }
+    if (!inc.system && (inc.concept?.length || inc.filter?.length)) {
+      throw invalid(`${path} has concepts or filters but no system`, [path]);
+    }
+    const imports: Membership[] = [];
+    for (const [j, ref] of refs.entries())
+      imports.push(await this.importValueSet(ref, `${path}.valueSet[${j}]`));
+
+    if (inc.system) {
+      const sink: Emit =
+        imports.length === 0
+          ? emit
+          : (src, ord, ov) => {
+              for (const im of imports) if (!im.has(src, ord)) return;
+              emit(src, ord, ov);
+            };
+      await this.systemPart(inc, inc.system, path, isExclude, sink);
+      return;
+    }
+    const [first, ...rest] = imports;
+    for (let pos = 0; pos < first.size; pos++) {
+      const src = first.sources[first.entSrc[pos]];
+      const ord = first.entOrd[pos];
+      let ok = true;
+      for (const im of rest) {
+        if (!im.has(src, ord)) {
+          ok = false;
+          break;
+        }
+      }
+      if (ok) emit(src, ord, first.overrides.get(pos));
+    }
+  }
+
+  private async importValueSet(ref: string, path: string): Promise<Membership> {
+    const bar = ref.indexOf('|');
+    const url = bar >= 0 ? ref.slice(0, bar) : ref;
+    const version = bar >= 0 ? ref.slice(bar + 1) || undefined : undefined;
+    if (this.ctx.stack.includes(url)) {
+      const cycle = [...this.ctx.stack.slice(this.ctx.stack.indexOf(url)), url].join(' -> ');
+      throw new TerminologyError(400, 'processing', `Cyclic value set import: ${cycle} (at ${path})`, [path]);
+    }
+    const vs = await this.ctx.resolver.valueSet(url, version);
+    if (!vs) {
+      throw new TerminologyError(422, 'not-found', `Unknown value set ${ref} imported by ${path}`, [path]);
+    }
+    this.dep({ kind: 'vs', url, version, key: valueSetIdentity(vs) });
+    const m = await this.ctx.importMembership(vs, [...this.ctx.stack, url]);
+    for (const d of m.deps) this.dep(d);
+    this.usedVs.add(vs.version ? `${url}|${vs.version}` : url);
+    for (const u of m.usedValueSets) this.usedVs.add(u);
+    return m;
+  }
+
+  private async resolveSystem(
+    url: string,
+    version: string | undefined,
+    path: string,
+  ): Promise<CodeSystemIndex> {
+    const v = this.ctx.forceSystemVersion.get(url) ?? version ?? this.ctx.systemVersion.get(url);
+    const idx = await this.ctx.resolver.codeSystem(url, v);
+    if (!idx) {
+      throw new TerminologyError(
+        422,
+        'not-found',
+        `Unknown code system ${url}${v ? ` version ${v}` : ''} (${path})`,
+        [path],
+      );
+    }
+    this.dep({ kind: 'cs', url, version: v, key: idx.cacheKey });
+    return idx;
+  }
+
+  private async systemPart(
+    inc: ValueSetInclude,
+    system: string,
+    path: string,
+    isExclude: boolean,
+    emit: Emit,
+  ): Promise<void> {
+    let src = await this.resolveSystem(system, inc.version, path);
+    const masks = (inc.filter ?? []).map((f, k) => evaluateFilter(src, f, `${path}.filter[${k}]`));
+    const passes = (ord: number): boolean => {
+      for (const mk of masks) if (!mk[ord]) return false;
+      return true;
+    };
+
+    const listed = inc.concept ?? [];
+    if (listed.length > 0) {
+      const unknown = listed.filter((c) => src.ordinalOf(c.code) < 0);
+      if (unknown.length > 0) {
+        if (isExclude) {
+          // Nothing to subtract for codes the system lacks.
+        } else if (COMPLETE_CONTENT.has(src.meta.content as string)) {
+          throw new TerminologyError(
+            422,
+            'code-invalid',
+            `${path}: code${unknown.length > 1 ? 's' : ''} ${unknown
+              .slice(0, 5)
+              .map((c) => `'${c.code}'`)
+              .join(', ')} not found in code system ${src.url}${src.version ? '|' + src.version : ''}`,
+            [path],
+          );
+        } else if (masks.length === 0) {
+          // Fragment / example / not-present systems: the value set's list is taken as given.
+          const known = src;
+          src = CodeSystemIndex.build(
+            {
+              url: known.url,
+              version: known.version,
+              caseSensitive: known.caseSensitive,
+              content: 'fragment',
+            },
+            listed.map((c) => {
+              const o = known.ordinalOf(c.code);
+              return {
+                code: c.code,
+                display: o >= 0 ? known.displays[o] : c.display,
+                notSelectable: o >= 0 && (known.flags[o] & FLAG_ABSTRACT) !== 0,
+                inactive: o >= 0 && (known.flags[o] & FLAG_INACTIVE) !== 0,
+                designations: o >= 0 ? known.designations.get(o) : undefined,
+              };
+            }),
+          );
+        }
+      }
+      for (const c of listed) {
+        const ord = src.ordinalOf(c.code);
+        if (ord < 0 || !passes(ord)) continue;
+        const ov = c.display || c.designation?.length ? makeOverride(c.display, c.designation) : undefined;
+        emit(src, ord, ov);
+      }
+      return;
+    }
+
+    if (src.meta.content === 'not-present' && !isExclude) {
+      throw new TerminologyError(
+        422,
+        'not-supported',
+        `Code system ${src.url} has content 'not-present': its concepts are not available (${path})`,
+        [path],
+      );
+    }
+    const n = src.size;
+    if (masks.length === 0) {
+      for (let ord = 0; ord < n; ord++) emit(src, ord);
+    } else {
+      for (let ord = 0; ord < n; ord++) if (passes(ord)) emit(src, ord);
+    }
+  }
+}
+
+/** The concepts of src a compose filter selects, as a mask by ordinal. */
+export function evaluateFilter(src: CodeSystemIndex, f: ValueSetFilter, path: string): Uint8Array {
+  const { property, op, value } = f;
+  const where = `${path} (${property ?? '?'} ${op ?? '?'} ${value ?? '?'})`;
+  if (!property) throw invalid(`Filter ${where} has no property`, [path]);
+  if (!op) throw invalid(`Filter ${where} has no op`, [path]);
+  if (!KNOWN_OPS.has(op)) {
+    throw invalid(`Filter ${where}: unknown op '${op}' (supported: ${[...KNOWN_OPS].join(', ')})`, [path]);
+  }
+  if (value === undefined || value === null || value === '') {
+    throw invalid(`Filter ${where} has no value`, [path]);
+  }
+  const n = src.size;
+  const mask = new Uint8Array(n);
+
+  if (HIERARCHY_OPS.has(op)) {
+    if (property !== 'concept' && property !== 'code') {
+      throw invalid(`Filter ${where}: op '${op}' applies to property 'concept' only`, [path]);
+    }
+    const ord = src.lookupCode(value);
+    if (ord < 0) {
+      if (op === 'is-not-a') mask.fill(1);
+      return mask;
+    }
+    switch (op) {
+      case 'is-a':
+        return src.descendantsMask(ord, true);
+      case 'descendent-of':
+        return src.descendantsMask(ord, false);
+      case 'generalizes':
+        return src.ancestorsMask(ord, true);
+      default: {
+        const d = src.descendantsMask(ord, true);
+        for (let i = 0; i < n; i++) mask[i] = d[i] ^ 1;
+        return mask;
+      }
+    }
+  }
+
+  if (!BUILTIN_PROPS.has(property) && !src.propertyCodes.has(property)) {
+    throw invalid(`Filter ${where}: property '${property}' is not defined by code system ${src.url}`, [path]);
+  }
+  const valuesOf = propertyGetter(src, property);
+
+  if (op === 'exists') {
+    if (value !== 'true' && value !== 'false') {
+      throw invalid(`Filter ${where}: 'exists' takes value 'true' or 'false'`, [path]);
+    }
+    const want = value === 'true';
+    for (let i = 0; i < n; i++) mask[i] = valuesOf(i).length > 0 === want ? 1 : 0;
+    return mask;
+  }
+
+  let test: (v: string) => boolean;
+  let negate = false;
+  if (op === 'regex') {
+    let re: RegExp;
+    try {
+      re = compileAnchored(value);
+    } catch (e) {
+      throw invalid(`Filter ${where}: invalid regular expression: ${(e as Error).message}`, [path]);
+    }
+    test = (v) => re.test(v);
+  } else if (op === '=') {
+    test = (v) => v === value;
+  } else {
+    const set = new Set(
+      value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    );
+    if (set.size === 0) throw invalid(`Filter ${where} has no value`, [path]);
+    test = (v) => set.has(v);
+    negate = op === 'not-in';
+  }
+  for (let i = 0; i < n; i++) {
+    let hit = false;
+    for (const v of valuesOf(i)) {
+      if (test(v)) {
+        hit = true;
+        break;
+      }
+    }
+    mask[i] = hit !== negate ? 1 : 0;
+  }
+  return mask;
+}
+
+function propertyGetter(src: CodeSystemIndex, property: string): (ord: number) => string[] {
+  const codesOf = (list: Int32Array): string[] => Array.from(list, (o) => src.codes[o]);
+  switch (property) {
+    case 'concept':
+    case 'code':
+      return (o) => [src.codes[o]];
+    case 'display':
+      return (o) => (src.displays[o] !== undefined ? [src.displays[o]!] : []);
+    case 'parent':
+      return (o) => codesOf(src.parentsOf(o));
+    case 'child':
+      return (o) => codesOf(src.childrenOf(o));
+    case 'status':
+      return (o) => [src.statuses.get(o) ?? ((src.flags[o] & FLAG_INACTIVE) !== 0 ? 'inactive' : 'active')];
+    case 'inactive':
+      return (o) => [String((src.flags[o] & FLAG_INACTIVE) !== 0)];
+    case 'notSelectable':
+      return (o) => [String((src.flags[o] & FLAG_ABSTRACT) !== 0)];
+    default:
+      return (o) => src.propertyValues(o, property);
+  }
+}
+
+/** The pattern anchored to the whole value (unicode mode when the pattern allows it). */
+function compileAnchored(pattern: string): RegExp {
+  try {
+    return new RegExp(`^(?:${pattern})$`, 'u');
+  } catch {
+    return new RegExp(`^(?:${pattern})$`);
+  }
+}

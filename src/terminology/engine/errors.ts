@@ -1,0 +1,39 @@
+// Typed expansion errors: each carries the HTTP status and the FHIR issue code of its OperationOutcome.
+
+export type TerminologyIssueCode =
+  'invalid' | 'not-found' | 'processing' | 'too-costly' | 'not-supported' | 'code-invalid';
+
+export class TerminologyError extends Error {
+  readonly status: number;
+  readonly issueCode: TerminologyIssueCode;
+  /** FHIRPath-ish locations of the problem (e.g. `ValueSet.compose.include[0].filter[1]`). */
+  readonly expression?: string[];
+
+  constructor(status: number, issueCode: TerminologyIssueCode, message: string, expression?: string[]) {
+    super(message);
+    this.name = 'TerminologyError';
+    this.status = status;
+    this.issueCode = issueCode;
+    this.expression = expression;
+  }
+
+  toOperationOutcome(): {
+    resourceType: 'OperationOutcome';
+    issue: Array<{ severity: 'error'; code: string; diagnostics: string; expression?: string[] }>;
+  } {
+    return {
+      resourceType: 'OperationOutcome',
+      issue: [
+        {
+          severity: 'error',
+          code: this.issueCode,
+          diagnostics: this.message,
+          ...(this.expression ? { expression: this.expression } : {}),
+        },
+      ],
+    };
+  }
+}
+
+export const invalid = (message: string, expression?: string[]): TerminologyError =>
+  new TerminologyError(400, 'invalid', message, expression);

@@ -1,0 +1,419 @@
+// $expand: membership (cached per value set identity + code system versions) -> filter + rank (cached per
+// filter) -> page by array indexing -> FHIR ValueSet.expansion.
+import { randomUUID } from 'node:crypto';
+import {
+  FLAG_ABSTRACT,
+  FLAG_INACTIVE,
+  scratchInt32,
+  type CodeSystemIndex,
+  type WordRange,
+} from './code-system-index.js';
+import { evaluateValueSet, valueSetIdentity, type ComposeContext } from './compose.js';
+import { TerminologyError, invalid } from './errors.js';
+import { Membership, type EntryOverride } from './membership.js';
+import { tokenize } from './normalize.js';
+import type {
+  Designation,
+  ExpandLimits,
+  ExpandRequest,
+  ExpansionParameter,
+  Resolver,
+  ValueSetContains,
+  ValueSetResource,
+  ValueSetResourceWithExpansion,
+} from './types.js';
+
+export interface ExpansionEngineOptions {
+  /** How many value set memberships to keep (LRU). Default 256. */
+  maxCachedValueSets?: number;
+}
+
+interface PreparedFilter {
+  raw: string;
+  words: string[];
+  joined: string;
+}
+
+export class ExpansionEngine {
+  private readonly memberships = new Map<string, Promise<Membership>>();
+  private readonly maxCached: number;
+
+  constructor(opts: ExpansionEngineOptions = {}) {
+    this.maxCached = opts.maxCachedValueSets ?? 256;
+  }
+
+  /** Drops every cached membership (e.g. on a database reset notification). */
+  clear(): void {
+    this.memberships.clear();
+  }
+
+  /** Approximate bytes held by cached memberships (settled ones). */
+  async memoryEstimateBytes(): Promise<number> {
+    let b = 0;
+    for (const p of this.memberships.values())
+      b += (await p.catch(() => undefined))?.memoryEstimateBytes() ?? 0;
+    return b;
+  }
+
+  async expand(
+    vs: ValueSetResource,
+    req: ExpandRequest,
+    resolver: Resolver,
+    limits: ExpandLimits,
+  ): Promise<ValueSetResourceWithExpansion> {
+    validateRequest(req, limits);
+    if (req.valueSetVersion !== undefined && vs.version !== undefined && req.valueSetVersion !== vs.version) {
+      throw new TerminologyError(
+        404,
+        'not-found',
+        `ValueSet ${vs.url ?? ''} version ${req.valueSetVersion} not found (this one is version ${vs.version})`,
+      );
+    }
+    const systemVersion = canonicalMap(req.systemVersion, 'system-version');
+    const forceSystemVersion = canonicalMap(req.forceSystemVersion, 'force-system-version');
+    const versionKey =
+      systemVersion.size + forceSystemVersion.size === 0
+        ? ''
+        : JSON.stringify([[...systemVersion], [...forceSystemVersion]]);
+
+    const ctx: ComposeContext = {
+      resolver,
+      systemVersion,
+      forceSystemVersion,
+      stack: [vs.url ?? '#'],
+      importMembership: (inner, stack) => this.membership(inner, { ...ctx, stack }, versionKey),
+    };
+    const m = await this.membership(vs, ctx, versionKey);
+
+    const excludeMask = (req.activeOnly ? FLAG_INACTIVE : 0) | (req.excludeNotForUI ? FLAG_ABSTRACT : 0);
+    const filter = prepareFilter(req.filter);
+    const lang = req.displayLanguage || undefined;
+    let positions: Int32Array | undefined;
+    if (filter) {
+      const key = `${excludeMask}\u0000${lang ?? ''}\u0000${filter.raw}`;
+      positions = m.cachedFilter(key);
+      if (!positions) {
+        positions = filterAndRank(m, filter, excludeMask, lang);
+        m.storeFilter(key, positions);
+      }
+    } else if (excludeMask !== 0) {
+      positions = m.positionsWithout(excludeMask);
+    }
+    const total = positions ? positions.length : m.size;
+    if (req.count === undefined && total > limits.maxUnpaged) {
+      throw new TerminologyError(
+        422,
+        'too-costly',
+        `The expansion has ${total} entries, more than the ${limits.maxUnpaged} returned without paging: ` +
+          `use the count and offset parameters (or a filter) to page through it`,
+      );
+    }
+    const offset = req.offset ?? 0;
+    const end = req.count === undefined ? total : Math.min(total, offset + req.count);
+
+    const contains: ValueSetContains[] = [];
+    for (let i = offset; i < end; i++) {
+      const pos = positions ? positions[i] : i;
+      contains.push(entryOf(m, pos, req.includeDesignations === true, lang));
+    }
+
+    const parameter: ExpansionParameter[] = [];
+    if (req.filter !== undefined) parameter.push({ name: 'filter', valueString: req.filter });
+    if (req.offset !== undefined) parameter.push({ name: 'offset', valueInteger: req.offset });
+    if (req.count !== undefined) parameter.push({ name: 'count', valueInteger: req.count });
+    if (req.activeOnly !== undefined) parameter.push({ name: 'activeOnly', valueBoolean: req.activeOnly });
+    if (req.includeDesignations !== undefined) {
+      parameter.push({ name: 'includeDesignations', valueBoolean: req.includeDesignations });
+    }
+    if (req.displayLanguage !== undefined) {
+      parameter.push({ name: 'displayLanguage', valueCode: req.displayLanguage });
+    }
+    if (req.excludeNested !== undefined)
+      parameter.push({ name: 'excludeNested', valueBoolean: req.excludeNested });
+    if (req.excludeNotForUI !== undefined) {
+      parameter.push({ name: 'excludeNotForUI', valueBoolean: req.excludeNotForUI });
+    }
+    if (req.valueSetVersion !== undefined) {
+      parameter.push({ name: 'valueSetVersion', valueString: req.valueSetVersion });
+    }
+    for (const [url, v] of systemVersion) parameter.push({ name: 'system-version', valueUri: `${url}|${v}` });
+    for (const [url, v] of forceSystemVersion) {
+      parameter.push({ name: 'force-system-version', valueUri: `${url}|${v}` });
+    }
+    for (const u of m.usedCodeSystems()) parameter.push({ name: 'used-codesystem', valueUri: u });
+    for (const u of m.usedValueSets) parameter.push({ name: 'used-valueset', valueUri: u });
+
+    const expansion: ValueSetResourceWithExpansion['expansion'] = {
+      identifier: `urn:uuid:${randomUUID()}`,
+      timestamp: new Date().toISOString(),
+      total,
+    };
+    if (req.offset !== undefined || req.count !== undefined) expansion.offset = offset;
+    if (parameter.length > 0) expansion.parameter = parameter;
+    if (contains.length > 0) expansion.contains = contains;
+    return { ...vs, expansion };
+  }
+
+  /** The (cached, re-validated) membership of a value set. */
+  private async membership(
+    vs: ValueSetResource,
+    ctx: ComposeContext,
+    versionKey: string,
+  ): Promise<Membership> {
+    const key = `${valueSetIdentity(vs)}\u0000${versionKey}`;
+    const cached = this.memberships.get(key);
+    if (cached) {
+      this.memberships.delete(key);
+      this.memberships.set(key, cached);
+      const m = await cached.catch(() => undefined);
+      if (m && (await depsValid(m, ctx.resolver))) return m;
+      if (this.memberships.get(key) === cached) this.memberships.delete(key);
+    }
+    const p = evaluateValueSet(vs, ctx);
+    this.memberships.set(key, p);
+    p.catch(() => {
+      if (this.memberships.get(key) === p) this.memberships.delete(key);
+    });
+    while (this.memberships.size > this.maxCached) {
+      this.memberships.delete(this.memberships.keys().next().value as string);
+    }
+    return p;
+  }
+}
+
+async function depsValid(m: Membership, resolver: Resolver): Promise<boolean> {
+  for (const d of m.deps) {
+    if (d.kind === 'cs') {
+      const cur = await resolver.codeSystem(d.url, d.version);
+      if (!cur || cur.cacheKey !== d.key) return false;
+    } else {
+      const cur = await resolver.valueSet(d.url, d.version);
+      if (!cur || valueSetIdentity(cur) !== d.key) return false;
+    }
+  }
+  return true;
+}
+
+function validateRequest(req: ExpandRequest, limits: ExpandLimits): void {
+  const nonNegInt = (v: unknown, name: string): void => {
+    if (v !== undefined && !(typeof v === 'number' && Number.isInteger(v) && v >= 0)) {
+      throw invalid(`Parameter ${name} must be a non-negative integer (got ${String(v)})`, [name]);
+    }
+  };
+  nonNegInt(req.offset, 'offset');
+  nonNegInt(req.count, 'count');
+  if (req.filter !== undefined && typeof req.filter !== 'string')
+    throw invalid('Parameter filter must be a string');
+  if (!(limits.maxUnpaged >= 0)) throw new Error('limits.maxUnpaged must be a non-negative number');
+}
+
+function canonicalMap(v: string | string[] | undefined, name: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const c of v === undefined ? [] : Array.isArray(v) ? v : [v]) {
+    const bar = c.indexOf('|');
+    if (bar <= 0 || bar === c.length - 1) {
+      throw invalid(`Parameter ${name} must be a canonical 'system|version' (got '${c}')`, [name]);
+    }
+    out.set(c.slice(0, bar), c.slice(bar + 1));
+  }
+  return out;
+}
+
+function prepareFilter(filter: string | undefined): PreparedFilter | undefined {
+  const raw = filter?.trim() ?? '';
+  if (raw === '') return undefined;
+  const words = tokenize(raw);
+  return { raw, words, joined: words.join(' ') };
+}
+
+/**
+ * Positions of the entries matching the filter, ranked: exact code first, then displays starting with the
+ * whole normalised filter, then the rest; each class in membership order.
+ */
+export function filterAndRank(
+  m: Membership,
+  f: PreparedFilter,
+  excludeMask: number,
+  lang?: string,
+): Int32Array {
+  const nSrc = m.sources.length;
+  const nw = f.words.length;
+  const codeHits = new Int32Array(nSrc).fill(-1);
+  const rangesBySource: WordRange[][] = [];
+  let cap = m.overrides.size + 1024;
+  let starts = scratchInt32(SLOT_STARTS, cap);
+  let rest = scratchInt32(SLOT_REST, cap);
+  const exact: number[] = [];
+  let nStarts = 0;
+  let nRest = 0;
+  let sortStarts = false;
+  let sortRest = false;
+  const hasOverrides = m.overrides.size > 0;
+  const entFlags = m.entFlags;
+
+  for (let si = 0; si < nSrc; si++) {
+    const src = m.sources[si];
+    const pm = m.posMaps[si];
+    const codeOrd = src.lookupCode(f.raw);
+    if (codeOrd >= 0) {
+      const pos = pm[codeOrd];
+      if (pos >= 0 && (entFlags[pos] & excludeMask) === 0) {
+        exact.push(pos);
+        codeHits[si] = codeOrd;
+      }
+    }
+    const ranges = nw > 0 ? f.words.map((w) => src.prefixRange(w)) : [];
+    rangesBySource.push(ranges);
+    if (nw === 0) continue;
+    const cands = src.matchRanges(ranges); // scratch: consumed before the next source
+    if (cands.length === 0) continue;
+    if (nStarts + nRest + cands.length > cap) {
+      cap = nStarts + nRest + cands.length + m.overrides.size;
+      starts = growScratch(SLOT_STARTS, starts, nStarts, cap);
+      rest = growScratch(SLOT_REST, rest, nRest, cap);
+    }
+    const exactIds = new Int32Array(nw - 1);
+    let rankable = true;
+    for (let i = 0; i < nw - 1; i++) if ((exactIds[i] = src.wordId(f.words[i])) < 0) rankable = false;
+    const lastRange = ranges[nw - 1];
+    const langMode = lang !== undefined && src.designations.size > 0;
+    let lastS = -1;
+    let lastR = -1;
+    for (let j = 0; j < cands.length; j++) {
+      const ord = cands[j];
+      const pos = pm[ord];
+      if (pos < 0 || ord === codeOrd || (entFlags[pos] & excludeMask) !== 0) continue;
+      if (hasOverrides && m.overrides.has(pos)) continue; // handled below
+      let isStart: boolean;
+      if (langMode && src.designations.has(ord)) {
+        const shown = pickDesignation(src.designations.get(ord), lang!)?.value ?? src.displays[ord] ?? '';
+        isStart = tokenize(shown).join(' ').startsWith(f.joined);
+      } else {
+        isStart = rankable && src.displayStartsWith(ord, exactIds, lastRange);
+      }
+      if (isStart) {
+        if (pos < lastS) sortStarts = true;
+        starts[nStarts++] = lastS = pos;
+      } else {
+        if (pos < lastR) sortRest = true;
+        rest[nRest++] = lastR = pos;
+      }
+    }
+    if (si > 0) sortStarts = sortRest = true;
+  }
+
+  if (hasOverrides && nw > 0) {
+    for (const [pos, ov] of m.overrides) {
+      if ((entFlags[pos] & excludeMask) !== 0) continue;
+      const si = m.entSrc[pos];
+      const src = m.sources[si];
+      const ord = m.entOrd[pos];
+      if (codeHits[si] === ord) continue;
+      if (!overrideMatches(ov, f.words) && !src.conceptHasAll(ord, rangesBySource[si])) continue;
+      const langD =
+        lang !== undefined
+          ? (pickDesignation(ov.designations, lang) ?? pickDesignation(src.designations.get(ord), lang))
+          : undefined;
+      const shownJoined =
+        langD !== undefined
+          ? tokenize(langD.value).join(' ')
+          : ov.display !== undefined
+            ? ov.joined
+            : tokenize(src.displays[ord] ?? '').join(' ');
+      if (shownJoined.startsWith(f.joined)) starts[nStarts++] = pos;
+      else rest[nRest++] = pos;
+      sortStarts = sortRest = true;
+    }
+  }
+
+  const nExact = exact.length;
+  const out = new Int32Array(nExact + nStarts + nRest);
+  if (nExact > 1) exact.sort((a, b) => a - b);
+  for (let i = 0; i < nExact; i++) out[i] = exact[i];
+  out.set(starts.subarray(0, nStarts), nExact);
+  out.set(rest.subarray(0, nRest), nExact + nStarts);
+  if (sortStarts) out.subarray(nExact, nExact + nStarts).sort();
+  if (sortRest) out.subarray(nExact + nStarts).sort();
+  return out;
+}
+
+const SLOT_STARTS = 8;
+const SLOT_REST = 9;
+
+function growScratch(slot: number, cur: Int32Array, used: number, size: number): Int32Array {
+  const keep = cur.slice(0, used);
+  const b = scratchInt32(slot, size);
+  b.set(keep);
+  return b;
+}
+
+function overrideMatches(ov: EntryOverride, words: string[]): boolean {
+  for (const w of words) {
+    let hit = false;
+    for (const x of ov.words) {
+      if (x.startsWith(w)) {
+        hit = true;
+        break;
+      }
+    }
+    if (!hit) return false;
+  }
+  return true;
+}
+
+/** A designation in the language (exact tag first, then same base language). */
+export function pickDesignation(ds: Designation[] | undefined, lang: string): Designation | undefined {
+  if (!ds || ds.length === 0) return undefined;
+  const l = lang.toLowerCase();
+  const base = l.split('-')[0];
+  let fallback: Designation | undefined;
+  for (const d of ds) {
+    if (!d.language || !d.value) continue;
+    const dl = d.language.toLowerCase();
+    if (dl === l) return d;
+    if (!fallback && dl.split('-')[0] === base) fallback = d;
+  }
+  return fallback;
+}
+
+function entryOf(
+  m: Membership,
+  pos: number,
+  withDesignations: boolean,
+  lang: string | undefined,
+): ValueSetContains {
+  const src: CodeSystemIndex = m.sources[m.entSrc[pos]];
+  const ord = m.entOrd[pos];
+  const flags = m.entFlags[pos];
+  const ov = m.overrides.size > 0 ? m.overrides.get(pos) : undefined;
+  const e: ValueSetContains = { system: src.url };
+  if ((flags & FLAG_ABSTRACT) !== 0) e.abstract = true;
+  if ((flags & FLAG_INACTIVE) !== 0) e.inactive = true;
+  if (src.version !== undefined) e.version = src.version;
+  e.code = src.codes[ord];
+  let display = ov?.display ?? src.displays[ord];
+  if (lang !== undefined) {
+    const d = pickDesignation(ov?.designations, lang) ?? pickDesignation(src.designations.get(ord), lang);
+    if (d) display = d.value;
+  }
+  if (display !== undefined) e.display = display;
+  if (withDesignations) {
+    const ds = src.designations.get(ord);
+    const all = ov?.designations ? [...(ds ?? []), ...ov.designations] : ds;
+    if (all && all.length > 0) e.designation = all;
+  }
+  return e;
+}
+
+/** The process-wide engine. */
+export const defaultEngine = new ExpansionEngine();
+
+/** Expands a value set with the process-wide engine (see ExpansionEngine.expand). */
+export function expandValueSet(
+  vs: ValueSetResource,
+  req: ExpandRequest,
+  resolver: Resolver,
+  limits: ExpandLimits,
+): Promise<ValueSetResourceWithExpansion> {
+  return defaultEngine.expand(vs, req, resolver, limits);
+}

@@ -1,0 +1,105 @@
+// Flattens a FHIR CodeSystem resource into concept rows (document order) and index metadata.
+import { CodeSystemIndex } from './code-system-index.js';
+import type { CodeSystemConcept, CodeSystemMeta, CodeSystemResource, ConceptInput } from './types.js';
+
+/**
+ * The nested `concept` tree of a CodeSystem as rows in document order (depth first, parent before children).
+ * Parents come from nesting and from `parent` properties (and `child` properties of other concepts);
+ * `status` from the `status` property (or `deprecated` -> 'deprecated'); inactive from `inactive`=true or
+ * status inactive/retired; notSelectable from the `notSelectable` property.
+ */
+export function flattenCodeSystemConcepts(cs: Pick<CodeSystemResource, 'concept'>): ConceptInput[] {
+  const rows: ConceptInput[] = [];
+  const byCode = new Map<string, ConceptInput>();
+  const childLinks: Array<[parent: string, child: string]> = [];
+
+  const visit = (c: CodeSystemConcept, parent: string | undefined): void => {
+    const parents: string[] = [];
+    if (parent !== undefined) parents.push(parent);
+    let status: string | undefined;
+    let inactive = false;
+    let notSelectable = false;
+    let deprecated = false;
+    for (const p of c.property ?? []) {
+      switch (p.code) {
+        case 'parent': {
+          const v = p.valueCode ?? p.valueCoding?.code ?? p.valueString;
+          if (v !== undefined && !parents.includes(v)) parents.push(v);
+          break;
+        }
+        case 'child': {
+          const v = p.valueCode ?? p.valueCoding?.code ?? p.valueString;
+          if (v !== undefined) childLinks.push([c.code, v]);
+          break;
+        }
+        case 'status':
+          status = p.valueCode ?? p.valueString ?? p.valueCoding?.code;
+          break;
+        case 'inactive':
+          inactive = p.valueBoolean === true || p.valueCode === 'true' || p.valueString === 'true';
+          break;
+        case 'deprecated':
+          deprecated = true;
+          break;
+        case 'notSelectable':
+          notSelectable = p.valueBoolean === true || p.valueCode === 'true' || p.valueString === 'true';
+          break;
+      }
+    }
+    if (status === undefined && deprecated) status = 'deprecated';
+    if (status === 'inactive' || status === 'retired') inactive = true;
+    const existing = byCode.get(c.code);
+    if (existing) {
+      // The same code nested under several parents (polyhierarchy written as repetition): merge parents.
+      for (const p of parents) if (!existing.parents!.includes(p)) existing.parents!.push(p);
+    } else {
+      const row: ConceptInput = {
+        code: c.code,
+        display: c.display ?? null,
+        definition: c.definition ?? null,
+        parents,
+        notSelectable,
+        inactive,
+        status: status ?? null,
+        designations: c.designation && c.designation.length > 0 ? c.designation : null,
+        properties: c.property && c.property.length > 0 ? c.property : null,
+      };
+      rows.push(row);
+      byCode.set(c.code, row);
+    }
+    for (const child of c.concept ?? []) visit(child, c.code);
+  };
+  for (const c of cs.concept ?? []) visit(c, undefined);
+
+  for (const [parent, child] of childLinks) {
+    const row = byCode.get(child);
+    if (row && !row.parents!.includes(parent)) row.parents!.push(parent);
+  }
+  return rows;
+}
+
+/** The index metadata of a CodeSystem resource (id/versionId from the resource unless given). */
+export function codeSystemMetaOf(
+  cs: CodeSystemResource,
+  id?: string,
+  versionId?: string | number,
+): CodeSystemMeta {
+  if (!cs.url) throw new Error('CodeSystem has no url');
+  return {
+    url: cs.url,
+    version: cs.version,
+    id: id ?? cs.id,
+    versionId: versionId ?? cs.meta?.versionId,
+    name: cs.name,
+    content: cs.content,
+    hierarchyMeaning: cs.hierarchyMeaning,
+    caseSensitive: cs.caseSensitive,
+    language: cs.language,
+    properties: cs.property?.map((p) => ({ code: p.code, type: p.type, uri: p.uri })),
+  };
+}
+
+/** Convenience: index a whole CodeSystem resource. */
+export function indexCodeSystemResource(cs: CodeSystemResource): CodeSystemIndex {
+  return CodeSystemIndex.build(codeSystemMetaOf(cs), flattenCodeSystemConcepts(cs));
+}

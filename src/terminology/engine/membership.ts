@@ -1,0 +1,174 @@
+// The member list of a value set (its compose evaluated): an ordered array of (source index, ordinal) entries,
+// with per-source position maps for O(1) membership tests, and caches of filtered/ranked position lists.
+import type { CodeSystemIndex } from './code-system-index.js';
+import { tokenize } from './normalize.js';
+import type { Designation } from './types.js';
+
+/** Display / designations a value set's `compose.include.concept` gives a member. */
+export interface EntryOverride {
+  display?: string;
+  designations?: Designation[];
+  /** Normalised words of the display and designation values (for `filter`). */
+  words: string[];
+  /** Normalised display words joined by single spaces (for ranking). */
+  joined: string;
+}
+
+export function makeOverride(
+  display: string | undefined,
+  designations: Designation[] | undefined,
+): EntryOverride {
+  const words: string[] = display ? tokenize(display) : [];
+  const joined = words.join(' ');
+  for (const d of designations ?? []) if (d.value) words.push(...tokenize(d.value));
+  return { display, designations, words, joined };
+}
+
+/** What a cached membership was computed from, re-checked before reuse. */
+export interface Dependency {
+  kind: 'cs' | 'vs';
+  url: string;
+  version?: string;
+  key: string;
+}
+
+/** An ordered, duplicate-free set of concepts drawn from one or more code system indexes. */
+export class EntrySet {
+  readonly sources: CodeSystemIndex[] = [];
+  /** Per source: ordinal -> position in the entry list, or -1. */
+  readonly posMaps: Int32Array[] = [];
+  entSrc: Uint16Array = new Uint16Array(16);
+  entOrd: Int32Array = new Int32Array(16);
+  entFlags: Uint8Array = new Uint8Array(16);
+  size = 0;
+  readonly overrides = new Map<number, EntryOverride>();
+  private readonly urlCount = new Map<string, number>();
+
+  sourceIndex(src: CodeSystemIndex): number {
+    let si = this.sources.indexOf(src);
+    if (si < 0) {
+      si = this.sources.length;
+      this.sources.push(src);
+      this.posMaps.push(new Int32Array(src.size).fill(-1));
+      this.urlCount.set(src.url, (this.urlCount.get(src.url) ?? 0) + 1);
+    }
+    return si;
+  }
+
+  /** Position of a concept, also matching a same-url source of another version by code; -1 when absent. */
+  positionOf(src: CodeSystemIndex, ord: number): number {
+    const si = this.sources.indexOf(src);
+    if (si >= 0) {
+      const pos = this.posMaps[si][ord];
+      if (pos >= 0 || (this.urlCount.get(src.url) ?? 0) < 2) return pos;
+    }
+    if (!this.urlCount.has(src.url)) return -1;
+    const code = src.codes[ord];
+    for (let j = 0; j < this.sources.length; j++) {
+      const other = this.sources[j];
+      if (other === src || other.url !== src.url) continue;
+      const o = other.ordinalOf(code);
+      if (o >= 0 && this.posMaps[j][o] >= 0) return this.posMaps[j][o];
+    }
+    return -1;
+  }
+
+  has(src: CodeSystemIndex, ord: number): boolean {
+    return this.positionOf(src, ord) >= 0;
+  }
+
+  /** Appends a concept unless already present (same system and code); returns whether it was added. */
+  add(src: CodeSystemIndex, ord: number, override?: EntryOverride): boolean {
+    const si = this.sourceIndex(src);
+    const pm = this.posMaps[si];
+    if (pm[ord] >= 0) return false;
+    if ((this.urlCount.get(src.url) ?? 0) > 1 && this.positionOf(src, ord) >= 0) return false;
+    if (this.size === this.entOrd.length) this.grow();
+    const pos = this.size++;
+    pm[ord] = pos;
+    this.entSrc[pos] = si;
+    this.entOrd[pos] = ord;
+    this.entFlags[pos] = src.flags[ord];
+    if (override) this.overrides.set(pos, override);
+    return true;
+  }
+
+  private grow(): void {
+    const cap = this.entOrd.length * 2;
+    const s = new Uint16Array(cap);
+    s.set(this.entSrc);
+    const o = new Int32Array(cap);
+    o.set(this.entOrd);
+    const f = new Uint8Array(cap);
+    f.set(this.entFlags);
+    this.entSrc = s;
+    this.entOrd = o;
+    this.entFlags = f;
+  }
+
+  /** Trims the entry arrays to size. */
+  seal(): void {
+    this.entSrc = this.entSrc.slice(0, this.size);
+    this.entOrd = this.entOrd.slice(0, this.size);
+    this.entFlags = this.entFlags.slice(0, this.size);
+  }
+}
+
+/** A value set's evaluated compose, cached by the engine. */
+export class Membership extends EntrySet {
+  deps: Dependency[] = [];
+  usedValueSets: string[] = [];
+  /** `system|version` of each code system a member comes from (expansion parameter `used-codesystem`). */
+  usedCodeSystems(): string[] {
+    const out = new Set<string>();
+    for (const s of this.sources) out.add(s.version ? `${s.url}|${s.version}` : s.url);
+    return [...out];
+  }
+
+  private readonly flagPositions = new Map<number, Int32Array>();
+  /** Positions of the entries with none of the flags in mask (e.g. FLAG_INACTIVE for activeOnly). */
+  positionsWithout(mask: number): Int32Array {
+    let p = this.flagPositions.get(mask);
+    if (!p) {
+      const out = new Int32Array(this.size);
+      let n = 0;
+      for (let i = 0; i < this.size; i++) if ((this.entFlags[i] & mask) === 0) out[n++] = i;
+      p = out.slice(0, n);
+      this.flagPositions.set(mask, p);
+    }
+    return p;
+  }
+
+  // Small LRU of filtered + ranked position lists, bounded in bytes.
+  private readonly filterCache = new Map<string, Int32Array>();
+  private filterCacheBytes = 0;
+  static filterCacheBudget = 4 * 1024 * 1024;
+
+  cachedFilter(key: string): Int32Array | undefined {
+    const hit = this.filterCache.get(key);
+    if (hit) {
+      this.filterCache.delete(key);
+      this.filterCache.set(key, hit);
+    }
+    return hit;
+  }
+
+  storeFilter(key: string, positions: Int32Array): void {
+    const budget = Membership.filterCacheBudget;
+    if (positions.byteLength > budget / 8) return;
+    this.filterCache.set(key, positions);
+    this.filterCacheBytes += positions.byteLength + key.length * 2 + 64;
+    while (this.filterCacheBytes > budget || this.filterCache.size > 512) {
+      const [k, v] = this.filterCache.entries().next().value as [string, Int32Array];
+      this.filterCache.delete(k);
+      this.filterCacheBytes -= v.byteLength + k.length * 2 + 64;
+    }
+  }
+
+  memoryEstimateBytes(): number {
+    let b = this.entSrc.byteLength + this.entOrd.byteLength + this.entFlags.byteLength;
+    for (const p of this.posMaps) b += p.byteLength;
+    for (const p of this.flagPositions.values()) b += p.byteLength;
+    return b + this.filterCacheBytes + this.overrides.size * 120;
+  }
+}

@@ -1,0 +1,183 @@
+// FHIR R4 shapes the expansion engine reads and writes (only the elements it uses; others pass through).
+import type { CodeSystemIndex } from './code-system-index.js';
+
+export interface Coding {
+  system?: string;
+  version?: string;
+  code?: string;
+  display?: string;
+}
+
+export interface Designation {
+  language?: string;
+  use?: Coding;
+  value: string;
+}
+
+export interface ConceptProperty {
+  code: string;
+  valueCode?: string;
+  valueString?: string;
+  valueBoolean?: boolean;
+  valueInteger?: number;
+  valueDecimal?: number;
+  valueDateTime?: string;
+  valueCoding?: Coding;
+}
+
+/** One concept row, as stored in the `Concept` table (parents = codes from nesting and the `parent` property). */
+export interface ConceptInput {
+  code: string;
+  display?: string | null;
+  definition?: string | null;
+  parents?: string[];
+  notSelectable?: boolean;
+  inactive?: boolean;
+  status?: string | null;
+  designations?: Designation[] | null;
+  properties?: ConceptProperty[] | null;
+}
+
+/** The code-system-level facts an index needs. */
+export interface CodeSystemMeta {
+  url: string;
+  version?: string;
+  id?: string;
+  versionId?: string | number;
+  name?: string;
+  content?: string;
+  hierarchyMeaning?: string;
+  caseSensitive?: boolean;
+  language?: string;
+  /** CodeSystem.property declarations (codes usable in filters). */
+  properties?: Array<{ code: string; type?: string; uri?: string }>;
+}
+
+export interface CodeSystemConcept {
+  code: string;
+  display?: string;
+  definition?: string;
+  designation?: Designation[];
+  property?: ConceptProperty[];
+  concept?: CodeSystemConcept[];
+}
+
+export interface CodeSystemResource {
+  resourceType: 'CodeSystem';
+  id?: string;
+  meta?: { versionId?: string; lastUpdated?: string };
+  url?: string;
+  version?: string;
+  name?: string;
+  status?: string;
+  content?: string;
+  caseSensitive?: boolean;
+  hierarchyMeaning?: string;
+  language?: string;
+  property?: Array<{ code: string; type?: string; uri?: string; description?: string }>;
+  concept?: CodeSystemConcept[];
+  [key: string]: unknown;
+}
+
+export interface ValueSetFilter {
+  property?: string;
+  op?: string;
+  value?: string;
+}
+
+export interface ValueSetConceptReference {
+  code: string;
+  display?: string;
+  designation?: Designation[];
+}
+
+export interface ValueSetInclude {
+  system?: string;
+  version?: string;
+  concept?: ValueSetConceptReference[];
+  filter?: ValueSetFilter[];
+  valueSet?: string[];
+}
+
+export interface ValueSetCompose {
+  lockedDate?: string;
+  inactive?: boolean;
+  include?: ValueSetInclude[];
+  exclude?: ValueSetInclude[];
+}
+
+export interface ValueSetContains {
+  system?: string;
+  version?: string;
+  code?: string;
+  display?: string;
+  abstract?: boolean;
+  inactive?: boolean;
+  designation?: Designation[];
+  contains?: ValueSetContains[];
+}
+
+export interface ExpansionParameter {
+  name: string;
+  valueString?: string;
+  valueBoolean?: boolean;
+  valueInteger?: number;
+  valueCode?: string;
+  valueUri?: string;
+}
+
+export interface ValueSetExpansion {
+  identifier?: string;
+  timestamp: string;
+  total?: number;
+  offset?: number;
+  parameter?: ExpansionParameter[];
+  contains?: ValueSetContains[];
+}
+
+export interface ValueSetResource {
+  resourceType: 'ValueSet';
+  id?: string;
+  meta?: { versionId?: string; lastUpdated?: string };
+  url?: string;
+  version?: string;
+  name?: string;
+  title?: string;
+  status?: string;
+  compose?: ValueSetCompose;
+  expansion?: ValueSetExpansion;
+  [key: string]: unknown;
+}
+
+export type ValueSetResourceWithExpansion = ValueSetResource & { expansion: ValueSetExpansion };
+
+/** The $expand input parameters the engine understands (FHIR R4 names in camelCase). */
+export interface ExpandRequest {
+  filter?: string;
+  offset?: number;
+  count?: number;
+  activeOnly?: boolean;
+  includeDesignations?: boolean;
+  displayLanguage?: string;
+  excludeNested?: boolean;
+  excludeNotForUI?: boolean;
+  /** Echoed; when given it must equal the value set's version. */
+  valueSetVersion?: string;
+  /** `system|version` canonicals: the version to use when an include names none. */
+  systemVersion?: string | string[];
+  /** `system|version` canonicals: the version to use whatever the include says. */
+  forceSystemVersion?: string | string[];
+}
+
+export interface ExpandLimits {
+  /** The most entries an expansion without `count` may return (counted after the filter). */
+  maxUnpaged: number;
+}
+
+/** Where the engine finds code systems and imported value sets (the service layer caches both). */
+export interface Resolver {
+  /** The index of a code system; without version, the current one. */
+  codeSystem(url: string, version?: string): Promise<CodeSystemIndex | undefined>;
+  /** A value set by canonical url; without version, the current one. */
+  valueSet(url: string, version?: string): Promise<ValueSetResource | undefined>;
+}

@@ -1,0 +1,895 @@
+// The in-memory $expand engine: FHIR R4 compose semantics, filter/rank/paging, errors, and speed on the
+// 100,000-concept benchmark code system (generated at test time into the OS temp dir, never committed).
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  CodeSystemIndex,
+  ExpansionEngine,
+  Membership,
+  TerminologyError,
+  flattenCodeSystemConcepts,
+  indexCodeSystemResource,
+  type CodeSystemResource,
+  type ExpandLimits,
+  type ExpandRequest,
+  type Resolver,
+  type ValueSetInclude,
+  type ValueSetResource,
+  type ValueSetResourceWithExpansion,
+} from '../src/terminology/engine/index.js';
+
+const FIXTURES = path.join(import.meta.dirname, 'fixtures', 'terminology');
+const load = <T>(name: string): T => JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8')) as T;
+
+const HIER = 'http://example.org/fhir/CodeSystem/example-hierarchical';
+const GENDER = 'http://hl7.org/fhir/administrative-gender';
+const LOINC = 'http://loinc.org';
+const VERSIONED = 'http://example.org/fhir/CodeSystem/versioned';
+
+/** Code systems by url (the last registered version is the current one) and value sets by url. */
+class TestResolver implements Resolver {
+  readonly systems = new Map<string, CodeSystemIndex[]>();
+  readonly valueSets = new Map<string, ValueSetResource>();
+  calls = 0;
+
+  addCodeSystem(cs: CodeSystemResource | CodeSystemIndex): CodeSystemIndex {
+    const idx = cs instanceof CodeSystemIndex ? cs : indexCodeSystemResource(cs);
+    const list = (this.systems.get(idx.url) ?? []).filter((x) => x.version !== idx.version);
+    list.push(idx);
+    this.systems.set(idx.url, list);
+    return idx;
+  }
+
+  addValueSet(vs: ValueSetResource): void {
+    this.valueSets.set(vs.url!, vs);
+  }
+
+  async codeSystem(url: string, version?: string): Promise<CodeSystemIndex | undefined> {
+    this.calls++;
+    const list = this.systems.get(url) ?? [];
+    return version === undefined ? list[list.length - 1] : list.find((x) => x.version === version);
+  }
+
+  async valueSet(url: string, version?: string): Promise<ValueSetResource | undefined> {
+    const vs = this.valueSets.get(url);
+    return vs && (version === undefined || vs.version === version) ? vs : undefined;
+  }
+}
+
+function standardResolver(): TestResolver {
+  const r = new TestResolver();
+  r.addCodeSystem(load('CodeSystem-example-hierarchical.json'));
+  r.addCodeSystem(load('CodeSystem-administrative-gender.json'));
+  r.addCodeSystem(load('CodeSystem-loinc-fragment.json'));
+  r.addCodeSystem(load('CodeSystem-versioned-1.0.0.json'));
+  r.addCodeSystem(load('CodeSystem-versioned-2.0.0.json'));
+  return r;
+}
+
+const LIMITS: ExpandLimits = { maxUnpaged: 1000 };
+
+const vsOf = (include: ValueSetInclude[], exclude?: ValueSetInclude[], extra?: object): ValueSetResource => ({
+  resourceType: 'ValueSet',
+  url: 'http://example.org/fhir/ValueSet/test',
+  status: 'active',
+  compose: { include, ...(exclude ? { exclude } : {}) },
+  ...extra,
+});
+
+const codes = (r: ValueSetResourceWithExpansion): string[] =>
+  (r.expansion.contains ?? []).map((c) => c.code!);
+const param = (r: ValueSetResourceWithExpansion, name: string): unknown[] =>
+  (r.expansion.parameter ?? [])
+    .filter((p) => p.name === name)
+    .map((p) => p.valueString ?? p.valueBoolean ?? p.valueInteger ?? p.valueCode ?? p.valueUri);
+
+async function expectError(
+  p: Promise<unknown>,
+  status: number,
+  issueCode: string,
+  message: RegExp,
+): Promise<void> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(TerminologyError);
+  const te = err as TerminologyError;
+  expect({ status: te.status, issueCode: te.issueCode }).toEqual({ status, issueCode });
+  expect(te.message).toMatch(message);
+}
+
+const ALL_HIER = [
+  'disorder',
+  'liver',
+  'hepatitis',
+  'hepatitis-a',
+  'hepatitis-b',
+  'cirrhosis',
+  'hepatorenal',
+  'heart',
+  'hf',
+  'hf-acute',
+  'hf-chronic',
+  'old-hf',
+  'kidney',
+  'meniere',
+  'finding',
+  'fever',
+  'cough',
+];
+
+describe('flattenCodeSystemConcepts', () => {
+  it('lists concepts in document order with parents from nesting and the parent property', () => {
+    const rows = flattenCodeSystemConcepts(load<CodeSystemResource>('CodeSystem-example-hierarchical.json'));
+    expect(rows.map((r) => r.code)).toEqual(ALL_HIER);
+    const by = new Map(rows.map((r) => [r.code, r]));
+    expect(by.get('disorder')).toMatchObject({ parents: [], notSelectable: true, inactive: false });
+    expect(by.get('hepatorenal')!.parents).toEqual(['liver', 'kidney']);
+    expect(by.get('old-hf')).toMatchObject({ parents: ['heart'], status: 'retired', inactive: true });
+    expect(by.get('fever')).toMatchObject({ status: 'deprecated', inactive: false });
+    expect(by.get('hepatitis')!.designations).toHaveLength(2);
+  });
+
+  it('indexes the hierarchy both ways', () => {
+    const idx = indexCodeSystemResource(load('CodeSystem-example-hierarchical.json'));
+    const kids = (code: string): string[] =>
+      Array.from(idx.childrenOf(idx.ordinalOf(code)), (o) => idx.codes[o]);
+    expect(kids('kidney')).toEqual(['hepatorenal']);
+    expect(kids('heart')).toEqual(['hf', 'old-hf']);
+    expect(idx.size).toBe(17);
+    expect(idx.memoryEstimateBytes()).toBeGreaterThan(0);
+  });
+});
+
+describe('expandValueSet: compose', () => {
+  let r: TestResolver;
+  let engine: ExpansionEngine;
+  const expand = (vs: ValueSetResource, req: ExpandRequest = {}, limits = LIMITS) =>
+    engine.expand(vs, req, r, limits);
+  beforeAll(() => {
+    r = standardResolver();
+    engine = new ExpansionEngine();
+  });
+
+  it('a whole system: every concept in document order, with version, abstract and inactive', async () => {
+    const vs = vsOf([{ system: HIER }]);
+    const res = await expand(vs);
+    expect(codes(res)).toEqual(ALL_HIER);
+    expect(res.expansion.total).toBe(17);
+    expect(res.expansion.offset).toBeUndefined();
+    expect(res.expansion.identifier).toMatch(/^urn:uuid:[0-9a-f-]{36}$/);
+    expect(new Date(res.expansion.timestamp).toISOString()).toBe(res.expansion.timestamp);
+    expect(res.compose).toEqual(vs.compose);
+    expect(res.url).toBe(vs.url);
+    const c = res.expansion.contains!;
+    expect(c[0]).toEqual({
+      system: HIER,
+      abstract: true,
+      version: '1.0.0',
+      code: 'disorder',
+      display: 'Disorder',
+    });
+    expect(c[11]).toEqual({
+      system: HIER,
+      inactive: true,
+      version: '1.0.0',
+      code: 'old-hf',
+      display: 'Cardiac insufficiency (old term)',
+    });
+    expect(c[15]).toEqual({ system: HIER, version: '1.0.0', code: 'fever', display: 'Fever' });
+    expect(param(res, 'used-codesystem')).toEqual([`${HIER}|1.0.0`]);
+  });
+
+  it('a concept list keeps its order, display overrides and designations', async () => {
+    const vs = vsOf([
+      {
+        system: HIER,
+        concept: [
+          { code: 'hf', display: 'Cardiac failure' },
+          { code: 'cough' },
+          { code: 'hepatitis', designation: [{ language: 'es', value: 'Hepatitis viral' }] },
+        ],
+      },
+    ]);
+    const res = await expand(vs, { includeDesignations: true });
+    expect(res.expansion.contains).toEqual([
+      { system: HIER, version: '1.0.0', code: 'hf', display: 'Cardiac failure' },
+      { system: HIER, version: '1.0.0', code: 'cough', display: 'Cough' },
+      {
+        system: HIER,
+        version: '1.0.0',
+        code: 'hepatitis',
+        display: 'Hepatitis',
+        designation: [
+          { language: 'fr', value: 'Hépatite' },
+          { language: 'de-CH', value: 'Leberentzündung' },
+          { language: 'es', value: 'Hepatitis viral' },
+        ],
+      },
+    ]);
+    // The filter sees the value set's display and designations as well as the code system's.
+    expect(codes(await expand(vs, { filter: 'cardiac' }))).toEqual(['hf']);
+    expect(codes(await expand(vs, { filter: 'heart' }))).toEqual(['hf']);
+    expect(codes(await expand(vs, { filter: 'viral' }))).toEqual(['hepatitis']);
+  });
+
+  const filterCases: Array<[string, ValueSetInclude['filter'], string[]]> = [
+    ['is-a', [{ property: 'concept', op: 'is-a', value: 'liver' }], ALL_HIER.slice(1, 7)],
+    ['descendent-of', [{ property: 'concept', op: 'descendent-of', value: 'liver' }], ALL_HIER.slice(2, 7)],
+    [
+      'is-a (polyhierarchy via parent property)',
+      [{ property: 'concept', op: 'is-a', value: 'kidney' }],
+      ['hepatorenal', 'kidney'],
+    ],
+    ['is-not-a', [{ property: 'concept', op: 'is-not-a', value: 'disorder' }], ['finding', 'fever', 'cough']],
+    [
+      'generalizes',
+      [{ property: 'concept', op: 'generalizes', value: 'hepatorenal' }],
+      ['disorder', 'liver', 'hepatorenal', 'kidney'],
+    ],
+    ['is-a unknown code', [{ property: 'concept', op: 'is-a', value: 'nope' }], []],
+    [
+      '= on a code property',
+      [{ property: 'severity', op: '=', value: 'severe' }],
+      ['hepatitis-b', 'cirrhosis', 'hf'],
+    ],
+    ['= on an integer property', [{ property: 'rank', op: '=', value: '2' }], ['hepatitis']],
+    ['= concept', [{ property: 'concept', op: '=', value: 'hf' }], ['hf']],
+    ['= parent', [{ property: 'parent', op: '=', value: 'heart' }], ['hf', 'old-hf']],
+    ['= child', [{ property: 'child', op: '=', value: 'hf-acute' }], ['hf']],
+    ['= status', [{ property: 'status', op: '=', value: 'retired' }], ['old-hf']],
+    ['= status deprecated', [{ property: 'status', op: '=', value: 'deprecated' }], ['fever']],
+    ['= inactive', [{ property: 'inactive', op: '=', value: 'true' }], ['old-hf']],
+    ['= notSelectable', [{ property: 'notSelectable', op: '=', value: 'true' }], ['disorder']],
+    ['in', [{ property: 'severity', op: 'in', value: 'mild, moderate' }], ['hepatitis', 'hepatitis-a']],
+    [
+      'not-in',
+      [{ property: 'severity', op: 'not-in', value: 'severe' }],
+      ALL_HIER.filter((c) => !['hepatitis-b', 'cirrhosis', 'hf'].includes(c)),
+    ],
+    ['in on concept', [{ property: 'concept', op: 'in', value: 'cough,fever,zzz' }], ['fever', 'cough']],
+    ['regex matches the whole code', [{ property: 'code', op: 'regex', value: 'hepatitis' }], ['hepatitis']],
+    [
+      'regex with a wildcard',
+      [{ property: 'code', op: 'regex', value: 'hepatitis.*' }],
+      ['hepatitis', 'hepatitis-a', 'hepatitis-b'],
+    ],
+    [
+      'regex on display',
+      [{ property: 'display', op: 'regex', value: '.* disease' }],
+      ['liver', 'heart', 'kidney', 'meniere'],
+    ],
+    [
+      'exists true',
+      [{ property: 'severity', op: 'exists', value: 'true' }],
+      ['hepatitis', 'hepatitis-a', 'hepatitis-b', 'cirrhosis', 'hf'],
+    ],
+    [
+      'exists false',
+      [{ property: 'severity', op: 'exists', value: 'false' }],
+      ALL_HIER.filter((c) => !['hepatitis', 'hepatitis-a', 'hepatitis-b', 'cirrhosis', 'hf'].includes(c)),
+    ],
+    [
+      'several filters are ANDed',
+      [
+        { property: 'concept', op: 'is-a', value: 'liver' },
+        { property: 'severity', op: '=', value: 'severe' },
+      ],
+      ['hepatitis-b', 'cirrhosis'],
+    ],
+  ];
+  it.each(filterCases)('filter %s', async (_name, filter, expected) => {
+    const res = await expand(vsOf([{ system: HIER, filter }]));
+    expect(codes(res)).toEqual(expected);
+    expect(res.expansion.total).toBe(expected.length);
+  });
+
+  it('exclude subtracts (whole system minus is-a disorder)', async () => {
+    const res = await expand(
+      vsOf(
+        [{ system: HIER }],
+        [{ system: HIER, filter: [{ property: 'concept', op: 'is-a', value: 'disorder' }] }],
+      ),
+    );
+    expect(codes(res)).toEqual(['finding', 'fever', 'cough']);
+  });
+
+  it('the spec example-intensional: LOINC parent = LP43571-6 minus 5932-9', async () => {
+    const res = await expand(load('ValueSet-example-intensional.json'));
+    expect(codes(res)).toEqual(['14647-2', '2093-3', '35200-5']);
+    expect(param(res, 'used-codesystem')).toEqual(['http://loinc.org|2.73']);
+    const ord = await expand(
+      vsOf([{ system: LOINC, filter: [{ property: 'SCALE_TYP', op: '=', value: 'Ord' }] }]),
+    );
+    expect(codes(ord)).toEqual(['5932-9']);
+  });
+
+  it('listed codes missing from a fragment code system are taken as given', async () => {
+    const res = await expand(
+      vsOf([{ system: LOINC, concept: [{ code: '2093-3' }, { code: '9999-9', display: 'Made up' }] }]),
+    );
+    expect(res.expansion.contains).toEqual([
+      {
+        system: LOINC,
+        version: '2.73',
+        code: '2093-3',
+        display: 'Cholesterol [Mass/volume] in Serum or Plasma',
+      },
+      { system: LOINC, version: '2.73', code: '9999-9', display: 'Made up' },
+    ]);
+  });
+
+  it('duplicates (same system and code from two includes) appear once; the first wins', async () => {
+    const res = await expand(
+      vsOf([
+        { system: HIER, concept: [{ code: 'hf', display: 'Cardiac failure' }] },
+        { system: HIER, filter: [{ property: 'concept', op: 'is-a', value: 'heart' }] },
+        { system: HIER, concept: [{ code: 'heart' }] },
+      ]),
+    );
+    expect(codes(res)).toEqual(['hf', 'heart', 'hf-acute', 'hf-chronic', 'old-hf']);
+    expect(res.expansion.contains![0].display).toBe('Cardiac failure');
+    expect(res.expansion.total).toBe(5);
+  });
+
+  describe('imported value sets', () => {
+    const LIVER = 'http://example.org/fhir/ValueSet/liver';
+    const SEVERE = 'http://example.org/fhir/ValueSet/severe';
+    beforeAll(() => {
+      r.addValueSet({
+        ...vsOf([{ system: HIER, filter: [{ property: 'concept', op: 'is-a', value: 'liver' }] }]),
+        url: LIVER,
+        version: '1',
+      });
+      r.addValueSet({
+        ...vsOf([{ system: HIER, filter: [{ property: 'severity', op: '=', value: 'severe' }] }]),
+        url: SEVERE,
+      });
+    });
+
+    it('valueSet imports in one include intersect', async () => {
+      const res = await expand(vsOf([{ valueSet: [LIVER, SEVERE] }]));
+      expect(codes(res)).toEqual(['hepatitis-b', 'cirrhosis']);
+      expect(param(res, 'used-valueset')).toEqual([`${LIVER}|1`, SEVERE]);
+    });
+
+    it('the system part of an include intersects with its imports; includes are ORed', async () => {
+      const res = await expand(
+        vsOf([
+          {
+            system: HIER,
+            filter: [{ property: 'concept', op: 'is-a', value: 'disorder' }],
+            valueSet: [SEVERE],
+          },
+          { valueSet: [`${LIVER}|1`] },
+        ]),
+      );
+      expect(codes(res)).toEqual([
+        'hepatitis-b',
+        'cirrhosis',
+        'hf',
+        'liver',
+        'hepatitis',
+        'hepatitis-a',
+        'hepatorenal',
+      ]);
+    });
+
+    it('a cyclic import is an error naming the cycle', async () => {
+      const A = 'http://example.org/fhir/ValueSet/cycle-a';
+      const B = 'http://example.org/fhir/ValueSet/cycle-b';
+      r.addValueSet({ ...vsOf([{ valueSet: [B] }]), url: A });
+      r.addValueSet({ ...vsOf([{ system: HIER }, { valueSet: [A] }]), url: B });
+      await expectError(expand(r.valueSets.get(A)!), 400, 'processing', /cycle-a -> .*cycle-b -> .*cycle-a/);
+      await expectError(expand(vsOf([{ valueSet: [A] }])), 400, 'processing', /Cyclic value set import/);
+      const SELF = 'http://example.org/fhir/ValueSet/self';
+      r.addValueSet({ ...vsOf([{ valueSet: [SELF] }]), url: SELF });
+      await expectError(expand(r.valueSets.get(SELF)!), 400, 'processing', /self -> .*self/);
+    });
+
+    it('an unknown imported value set is an error', async () => {
+      await expectError(
+        expand(vsOf([{ valueSet: ['http://example.org/fhir/ValueSet/missing'] }])),
+        422,
+        'not-found',
+        /Unknown value set http:\/\/example.org\/fhir\/ValueSet\/missing .*include\[0\]/,
+      );
+    });
+  });
+
+  describe('code system versions', () => {
+    it('an include without version uses the current version', async () => {
+      const res = await expand(vsOf([{ system: VERSIONED }]));
+      expect(codes(res)).toEqual(['a', 'b', 'c']);
+      expect(res.expansion.contains![0]).toMatchObject({ version: '2.0.0', display: 'Alpha (revised)' });
+      expect(param(res, 'used-codesystem')).toEqual([`${VERSIONED}|2.0.0`]);
+    });
+
+    it('include.version selects the version', async () => {
+      const res = await expand(vsOf([{ system: VERSIONED, version: '1.0.0' }]));
+      expect(codes(res)).toEqual(['a', 'b']);
+      expect(res.expansion.contains![0]).toEqual({
+        system: VERSIONED,
+        version: '1.0.0',
+        code: 'a',
+        display: 'Alpha',
+      });
+    });
+
+    it('system-version fills in missing versions; force-system-version overrides', async () => {
+      const vs = vsOf([{ system: VERSIONED }]);
+      const sv = await expand(vs, { systemVersion: `${VERSIONED}|1.0.0` });
+      expect(codes(sv)).toEqual(['a', 'b']);
+      expect(param(sv, 'system-version')).toEqual([`${VERSIONED}|1.0.0`]);
+      const pinned = vsOf([{ system: VERSIONED, version: '2.0.0' }]);
+      expect(codes(await expand(pinned, { systemVersion: `${VERSIONED}|1.0.0` }))).toEqual(['a', 'b', 'c']);
+      expect(codes(await expand(pinned, { forceSystemVersion: [`${VERSIONED}|1.0.0`] }))).toEqual(['a', 'b']);
+    });
+
+    it('the same code from two versions appears once', async () => {
+      const res = await expand(
+        vsOf([
+          { system: VERSIONED, version: '1.0.0', concept: [{ code: 'a' }] },
+          { system: VERSIONED, version: '2.0.0' },
+        ]),
+      );
+      expect(res.expansion.contains!.map((c) => `${c.code}@${c.version}`)).toEqual([
+        'a@1.0.0',
+        'b@2.0.0',
+        'c@2.0.0',
+      ]);
+      expect(param(res, 'used-codesystem')).toEqual([`${VERSIONED}|1.0.0`, `${VERSIONED}|2.0.0`]);
+    });
+
+    it('an unknown version is an unknown code system', async () => {
+      await expectError(
+        expand(vsOf([{ system: VERSIONED, version: '9.9' }])),
+        422,
+        'not-found',
+        /Unknown code system http:\/\/example.org\/fhir\/CodeSystem\/versioned version 9.9/,
+      );
+    });
+  });
+
+  describe('pre-expanded value sets (spec example-expansion)', () => {
+    let vs: ValueSetResource;
+    beforeAll(() => {
+      vs = load('ValueSet-example-expansion.json');
+    });
+
+    it('flattens the nested contains in document order, skipping codeless groupers', async () => {
+      const res = await expand(vs);
+      expect(codes(res)).toEqual([
+        '14647-2',
+        '2093-3',
+        '48620-9',
+        '9342-7',
+        '2096-6',
+        '35200-5',
+        '48089-7',
+        '55838-7',
+      ]);
+      expect(res.expansion.total).toBe(8);
+      expect(res.expansion.contains![5]).toMatchObject({ code: '35200-5', inactive: true, version: '2.50' });
+      expect(res.expansion.identifier).not.toBe(vs.expansion!.identifier);
+      expect(param(res, 'used-codesystem')).toEqual(['http://loinc.org|2.50']);
+    });
+
+    it('filter, activeOnly and paging apply to the flattened list', async () => {
+      expect(codes(await expand(vs, { filter: 'ratio' }))).toEqual([
+        '2096-6',
+        '35200-5',
+        '48089-7',
+        '55838-7',
+      ]);
+      expect(codes(await expand(vs, { filter: 'ratio', activeOnly: true }))).toEqual([
+        '2096-6',
+        '48089-7',
+        '55838-7',
+      ]);
+      const page = await expand(vs, { offset: 3, count: 3 });
+      expect(codes(page)).toEqual(['9342-7', '2096-6', '35200-5']);
+      expect(page.expansion).toMatchObject({ total: 8, offset: 3 });
+      expect(codes(await expand(vs, { filter: 'percent' }))).toEqual(['9342-7']);
+    });
+  });
+
+  describe('errors', () => {
+    it('unknown code system: 422 not-found naming the include', async () => {
+      await expectError(
+        expand(vsOf([{ system: 'http://example.org/unknown' }])),
+        422,
+        'not-found',
+        /Unknown code system http:\/\/example.org\/unknown \(ValueSet.compose.include\[0\]\)/,
+      );
+    });
+
+    it('bad filters: 400 invalid naming the include and filter', async () => {
+      const bad = (filter: ValueSetInclude['filter']) =>
+        expand(vsOf([{ system: GENDER }, { system: HIER, filter }]));
+      await expectError(
+        bad([
+          { property: 'concept', op: 'is-a', value: 'heart' },
+          { property: 'severity', op: '=' },
+        ]),
+        400,
+        'invalid',
+        /include\[1\]\.filter\[1\] \(severity = \?\) has no value/,
+      );
+      await expectError(
+        bad([{ property: 'concept', op: 'sounds-like', value: 'x' }]),
+        400,
+        'invalid',
+        /include\[1\]\.filter\[0\].*unknown op 'sounds-like'/,
+      );
+      await expectError(
+        bad([{ property: 'code', op: 'regex', value: '([a-' }]),
+        400,
+        'invalid',
+        /include\[1\]\.filter\[0\].*invalid regular expression/,
+      );
+      await expectError(
+        bad([{ property: 'colour', op: '=', value: 'red' }]),
+        400,
+        'invalid',
+        /property 'colour' is not defined/,
+      );
+      await expectError(
+        bad([{ property: 'severity', op: 'exists', value: 'maybe' }]),
+        400,
+        'invalid',
+        /'exists' takes value 'true' or 'false'/,
+      );
+      await expectError(
+        bad([{ property: 'severity', op: 'is-a', value: 'severe' }]),
+        400,
+        'invalid',
+        /applies to property 'concept'/,
+      );
+    });
+
+    it('too many entries without count: 422 too-costly (counted after the filter)', async () => {
+      const vs = vsOf([{ system: HIER }]);
+      await expectError(
+        expand(vs, {}, { maxUnpaged: 10 }),
+        422,
+        'too-costly',
+        /17 entries.*count and offset/,
+      );
+      expect((await expand(vs, { filter: 'hepat' }, { maxUnpaged: 10 })).expansion.total).toBe(4);
+      expect(codes(await expand(vs, { count: 2 }, { maxUnpaged: 10 }))).toEqual(['disorder', 'liver']);
+      expect((await expand(vs, { activeOnly: true }, { maxUnpaged: 16 })).expansion.total).toBe(16);
+    });
+
+    it('bad parameters: 400 invalid', async () => {
+      const vs = vsOf([{ system: GENDER }]);
+      await expectError(expand(vs, { offset: -1 }), 400, 'invalid', /offset must be a non-negative integer/);
+      await expectError(expand(vs, { count: 1.5 }), 400, 'invalid', /count must be a non-negative integer/);
+      await expectError(expand(vs, { systemVersion: 'nobar' }), 400, 'invalid', /system-version/);
+      await expectError(
+        expand(vsOf([{}])),
+        400,
+        'invalid',
+        /include\[0\] has neither a system nor a valueSet/,
+      );
+      await expectError(
+        expand({ ...vs, version: '1' }, { valueSetVersion: '2' }),
+        404,
+        'not-found',
+        /version 2 not found/,
+      );
+    });
+
+    it('unknown listed code in a complete code system: 422 code-invalid; not-present content: 422', async () => {
+      await expectError(
+        expand(vsOf([{ system: GENDER, concept: [{ code: 'male' }, { code: 'M' }] }])),
+        422,
+        'code-invalid',
+        /include\[0\]: code 'M' not found/,
+      );
+      // Excluding a code the system lacks is harmless.
+      expect(
+        codes(await expand(vsOf([{ system: GENDER }], [{ system: GENDER, concept: [{ code: 'M' }] }]))),
+      ).toEqual(['male', 'female', 'other', 'unknown']);
+      const np = new TestResolver();
+      np.addCodeSystem(CodeSystemIndex.build({ url: 'http://snomed.info/sct', content: 'not-present' }, []));
+      await expectError(
+        engine.expand(vsOf([{ system: 'http://snomed.info/sct' }]), {}, np, LIMITS),
+        422,
+        'not-supported',
+        /not-present/,
+      );
+    });
+
+    it('errors carry an OperationOutcome', () => {
+      const e = new TerminologyError(400, 'invalid', 'bad', ['ValueSet.compose.include[0]']);
+      expect(e.toOperationOutcome()).toEqual({
+        resourceType: 'OperationOutcome',
+        issue: [
+          {
+            severity: 'error',
+            code: 'invalid',
+            diagnostics: 'bad',
+            expression: ['ValueSet.compose.include[0]'],
+          },
+        ],
+      });
+    });
+  });
+});
+
+describe('expandValueSet: parameters', () => {
+  let r: TestResolver;
+  let engine: ExpansionEngine;
+  const all = vsOf([{ system: HIER }]);
+  const expand = (req: ExpandRequest, vs = all) => engine.expand(vs, req, r, LIMITS);
+  beforeAll(() => {
+    r = standardResolver();
+    engine = new ExpansionEngine();
+  });
+
+  it('filter: every word must start a word of the display or a designation', async () => {
+    expect(codes(await expand({ filter: 'hepat' }))).toEqual([
+      'hepatitis',
+      'hepatitis-a',
+      'hepatitis-b',
+      'hepatorenal',
+    ]);
+    expect(codes(await expand({ filter: 'disease heart' }))).toEqual(['heart']);
+    expect(codes(await expand({ filter: 'liver dis' }))).toEqual(['liver']);
+    expect(codes(await expand({ filter: 'foie' }))).toEqual(['liver']);
+    expect(codes(await expand({ filter: 'eart' }))).toEqual([]);
+    expect(codes(await expand({ filter: 'xylophone' }))).toEqual([]);
+    expect(codes(await expand({ filter: '(old' }))).toEqual(['old-hf']);
+  });
+
+  it('filter is case- and accent-insensitive', async () => {
+    expect(codes(await expand({ filter: 'HÉPATITE' }))).toEqual(['hepatitis', 'hepatitis-a']);
+    expect(codes(await expand({ filter: 'hépat' }))).toEqual([
+      'hepatitis',
+      'hepatitis-a',
+      'hepatitis-b',
+      'hepatorenal',
+    ]);
+    expect(codes(await expand({ filter: 'meniere' }))).toEqual(['meniere']);
+    expect(codes(await expand({ filter: 'MÉN' }))).toEqual(['meniere']);
+    expect(codes(await expand({ filter: 'leberentzundung' }))).toEqual(['hepatitis']);
+  });
+
+  it('ranking: exact code, then displays starting with the filter, then the rest (each in natural order)', async () => {
+    const res = await expand({ filter: 'heart' });
+    expect(codes(res)).toEqual(['heart', 'hf', 'hf-acute', 'hf-chronic']);
+    expect(codes(await expand({ filter: 'heart failure' }))).toEqual(['hf', 'hf-acute', 'hf-chronic']);
+    expect(codes(await expand({ filter: 'failure' }))).toEqual(['hf', 'hf-acute', 'hf-chronic']);
+    // Ranking reorders a value set's own order; ties keep it.
+    const listed = vsOf([
+      { system: HIER, concept: [{ code: 'hf-acute' }, { code: 'hf-chronic' }, { code: 'hf' }] },
+    ]);
+    expect(codes(await expand({ filter: 'heart' }, listed))).toEqual(['hf', 'hf-acute', 'hf-chronic']);
+    const overridden = vsOf([
+      {
+        system: HIER,
+        concept: [{ code: 'hf-chronic' }, { code: 'cough', display: 'Heart cough' }, { code: 'hf' }],
+      },
+    ]);
+    expect(codes(await expand({ filter: 'heart' }, overridden))).toEqual(['cough', 'hf', 'hf-chronic']);
+    expect(codes(await expand({ filter: 'hf-acute' }))).toEqual(['hf-acute']);
+  });
+
+  it('an exact code matches case-insensitively only when the system is not case-sensitive', async () => {
+    expect(codes(await expand({ filter: 'HF' }))).toEqual(['hf']);
+    const sens = new TestResolver();
+    sens.addCodeSystem(
+      CodeSystemIndex.build({ url: 'urn:cs', caseSensitive: true }, [{ code: 'Ab', display: 'X' }]),
+    );
+    const insens = new TestResolver();
+    insens.addCodeSystem(CodeSystemIndex.build({ url: 'urn:cs' }, [{ code: 'Ab', display: 'X' }]));
+    const vs = vsOf([{ system: 'urn:cs' }]);
+    expect((await engine.expand(vs, { filter: 'ab' }, sens, LIMITS)).expansion.total).toBe(0);
+    expect((await engine.expand(vs, { filter: 'Ab' }, sens, LIMITS)).expansion.total).toBe(1);
+    expect((await engine.expand(vs, { filter: 'ab' }, insens, LIMITS)).expansion.total).toBe(1);
+  });
+
+  it('offset/count page the ranked list stably; count=0 returns only the total', async () => {
+    const pages: string[] = [];
+    for (let offset = 0; offset < 20; offset += 5) {
+      const res = await expand({ offset, count: 5 });
+      expect(res.expansion).toMatchObject({ total: 17, offset });
+      pages.push(...codes(res));
+    }
+    expect(pages).toEqual(ALL_HIER);
+    const f1 = codes(await expand({ filter: 'heart', offset: 1, count: 2 }));
+    expect(f1).toEqual(['hf', 'hf-acute']);
+    const zero = await expand({ filter: 'hepat', count: 0 });
+    expect(zero.expansion.total).toBe(4);
+    expect(zero.expansion.offset).toBe(0);
+    expect(zero.expansion.contains).toBeUndefined();
+    expect(codes(await expand({ offset: 100, count: 5 }))).toEqual([]);
+  });
+
+  it('activeOnly, excludeNotForUI and compose.inactive=false drop entries', async () => {
+    const res = await expand({ activeOnly: true });
+    expect(codes(res)).toEqual(ALL_HIER.filter((c) => c !== 'old-hf'));
+    expect(res.expansion.total).toBe(16);
+    expect(codes(await expand({ filter: 'cardiac', activeOnly: true }))).toEqual([]);
+    expect(codes(await expand({ filter: 'cardiac' }))).toEqual(['old-hf']);
+    expect(codes(await expand({ excludeNotForUI: true, count: 2 }))).toEqual(['liver', 'hepatitis']);
+    const inactiveOff = { ...all, compose: { ...all.compose, inactive: false } };
+    expect((await expand({}, inactiveOff)).expansion.total).toBe(16);
+  });
+
+  it('displayLanguage picks a designation as display; includeDesignations lists them', async () => {
+    const fr = await expand({ displayLanguage: 'fr', count: 4 });
+    expect(fr.expansion.contains!.map((c) => c.display)).toEqual([
+      'Disorder',
+      'Maladie du foie',
+      'Hépatite',
+      'Hépatite A',
+    ]);
+    const de = await expand({ displayLanguage: 'de', filter: 'hepatitis', count: 1 });
+    expect(de.expansion.contains![0].display).toBe('Leberentzündung');
+    // Ranking follows the display shown: in French, 'hepat' starts 'Hépatite' but not 'Maladie du foie'.
+    expect(codes(await expand({ displayLanguage: 'fr', filter: 'maladie' }))).toEqual(['liver']);
+    const withD = await expand({ includeDesignations: true, filter: 'liver dis' });
+    expect(withD.expansion.contains![0].designation).toEqual([{ language: 'fr', value: 'Maladie du foie' }]);
+    const without = await expand({ filter: 'liver dis' });
+    expect(without.expansion.contains![0].designation).toBeUndefined();
+  });
+
+  it('echoes every parameter that shaped the result', async () => {
+    const res = await expand({
+      filter: 'hepat',
+      offset: 1,
+      count: 2,
+      activeOnly: true,
+      includeDesignations: false,
+      displayLanguage: 'fr',
+      excludeNested: true,
+    });
+    expect(res.expansion.parameter).toEqual([
+      { name: 'filter', valueString: 'hepat' },
+      { name: 'offset', valueInteger: 1 },
+      { name: 'count', valueInteger: 2 },
+      { name: 'activeOnly', valueBoolean: true },
+      { name: 'includeDesignations', valueBoolean: false },
+      { name: 'displayLanguage', valueCode: 'fr' },
+      { name: 'excludeNested', valueBoolean: true },
+      { name: 'used-codesystem', valueUri: `${HIER}|1.0.0` },
+    ]);
+    expect(res.expansion.contains!.every((c) => c.contains === undefined)).toBe(true);
+  });
+
+  it('a cached membership is recomputed when a code system it used changes', async () => {
+    const rr = new TestResolver();
+    const cs = load<CodeSystemResource>('CodeSystem-administrative-gender.json');
+    rr.addCodeSystem(cs);
+    const vs = vsOf([{ system: GENDER }], undefined, { id: 'g', meta: { versionId: '1' } });
+    expect((await engine.expand(vs, {}, rr, LIMITS)).expansion.total).toBe(4);
+    rr.addCodeSystem({
+      ...cs,
+      meta: { versionId: '2' },
+      concept: [...cs.concept!, { code: 'nonbinary', display: 'Non-binary' }],
+    });
+    const res = await engine.expand(vs, { filter: 'non' }, rr, LIMITS);
+    expect(codes(res)).toEqual(['nonbinary']);
+  });
+});
+
+// ------------------------------------------------------------------------------------------ benchmark data
+
+describe('benchmark code system (100,000 concepts)', () => {
+  // Generated outside the tree (100k concepts must not be committed, linted or formatted); reused when present.
+  const dir = path.join(os.tmpdir(), 'fhir-expand-engine-bench');
+  let idx: CodeSystemIndex;
+  let vs: ValueSetResource;
+  let expected: { filters: Record<string, { allWordsPrefix: number }> };
+  let resolver: Resolver;
+  const limits: ExpandLimits = { maxUnpaged: 1000 };
+  let gc: () => void = () => undefined;
+
+  beforeAll(() => {
+    if (!fs.existsSync(path.join(dir, 'expected.json'))) {
+      execFileSync(process.execPath, ['/work/shared/bench/gen-codesystem.mjs', '--out', dir]);
+    }
+    v8.setFlagsFromString('--expose-gc'); // for a meaningful heap delta
+    gc = vm.runInNewContext('gc') as () => void;
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const t0 = performance.now();
+    let cs: CodeSystemResource | undefined = JSON.parse(
+      fs.readFileSync(path.join(dir, 'CodeSystem-synthetic-bench.json'), 'utf8'),
+    ) as CodeSystemResource;
+    const t1 = performance.now();
+    idx = indexCodeSystemResource(cs);
+    const t2 = performance.now();
+    cs = undefined;
+    gc();
+    const after = process.memoryUsage().heapUsed;
+    console.log(
+      `[bench] parse ${(t1 - t0).toFixed(0)} ms, index build ${(t2 - t1).toFixed(0)} ms; ` +
+        `memoryEstimateBytes ${(idx.memoryEstimateBytes() / 1e6).toFixed(1)} MB, ` +
+        `heapUsed delta (JSON dropped) ${((after - before) / 1e6).toFixed(1)} MB; ${idx.words.length} words`,
+    );
+    vs = JSON.parse(
+      fs.readFileSync(path.join(dir, 'ValueSet-synthetic-bench-all.json'), 'utf8'),
+    ) as ValueSetResource;
+    expected = JSON.parse(fs.readFileSync(path.join(dir, 'expected.json'), 'utf8'));
+    resolver = {
+      codeSystem: async (url) => (url === idx.url ? idx : undefined),
+      valueSet: async () => undefined,
+    };
+  }, 120_000);
+
+  it('totals equal expected.json allWordsPrefix for every filter', async () => {
+    const engine = new ExpansionEngine();
+    expect(idx.size).toBe(100_000);
+    for (const [f, e] of Object.entries(expected.filters)) {
+      const res = await engine.expand(vs, { filter: f, count: 20 }, resolver, limits);
+      expect(res.expansion.total, f).toBe(e.allWordsPrefix);
+      expect(res.expansion.contains?.length ?? 0).toBe(Math.min(20, e.allWordsPrefix));
+    }
+    const code = await engine.expand(vs, { filter: 'C054321', count: 20 }, resolver, limits);
+    expect(code.expansion.contains![0]).toMatchObject({
+      code: 'C054321',
+      display: 'Dyspnea hip parathyroid abscess excision',
+    });
+    await expectError(engine.expand(vs, {}, resolver, limits), 422, 'too-costly', /100000 entries/);
+  });
+
+  it('is fast: filtered count=20, deep paging, count=1000 (timings printed)', async () => {
+    const engine = new ExpansionEngine();
+    const t0 = performance.now();
+    await engine.expand(vs, { count: 1 }, resolver, limits);
+    console.log(
+      `[bench] first expansion (membership of 100k entries) ${(performance.now() - t0).toFixed(1)} ms`,
+    );
+
+    const time = async (label: string, req: ExpandRequest, n = 2000): Promise<number> => {
+      for (let i = 0; i < 100; i++) await engine.expand(vs, req, resolver, limits);
+      gc(); // measure steady state, not the collection of the 100k-concept JSON parsed above
+      const ts: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const s = performance.now();
+        await engine.expand(vs, req, resolver, limits);
+        ts.push(performance.now() - s);
+      }
+      ts.sort((a, b) => a - b);
+      const med = ts[n >> 1];
+      console.log(
+        `[bench] ${label.padEnd(36)} median ${(med * 1000).toFixed(1).padStart(7)} µs   p99 ${(ts[Math.floor(n * 0.99)] * 1000).toFixed(1).padStart(7)} µs`,
+      );
+      return med;
+    };
+    const filters = [...Object.keys(expected.filters), 'a', 'he fa', 'with'];
+    const budget = Membership.filterCacheBudget;
+    try {
+      Membership.filterCacheBudget = 0; // every query pays for filter + rank
+      for (let i = 0; i < 300; i++) {
+        for (const f of filters) await engine.expand(vs, { filter: f, count: 20 }, resolver, limits); // JIT warm-up
+      }
+      for (const f of filters) {
+        const med = await time(`uncached filter '${f}' count=20`, { filter: f, count: 20 }, 500);
+        expect(med).toBeLessThan(5);
+      }
+    } finally {
+      Membership.filterCacheBudget = budget;
+    }
+    for (const f of Object.keys(expected.filters)) {
+      expect(await time(`cached filter '${f}' count=20`, { filter: f, count: 20 })).toBeLessThan(5);
+    }
+    const p0 = await time('unfiltered offset=0 count=20', { offset: 0, count: 20 });
+    const p90 = await time('unfiltered offset=90000 count=20', { offset: 90_000, count: 20 });
+    expect(p90).toBeLessThan(2 * p0 + 0.05);
+    await time('activeOnly offset=90000 count=20', { offset: 90_000, count: 20, activeOnly: true });
+    expect(await time('unfiltered offset=5000 count=1000', { offset: 5000, count: 1000 }, 300)).toBeLessThan(
+      5,
+    );
+    console.log(`[bench] engine caches ${((await engine.memoryEstimateBytes()) / 1e6).toFixed(1)} MB`);
+  }, 120_000);
+});

@@ -1,0 +1,140 @@
+// Starts a real server for a test file: in-memory PGlite by default, or a fresh schema on TEST_DATABASE_URL.
+import crypto from 'node:crypto';
+import pg from 'pg';
+import pino from 'pino';
+import { startServer, type RunningServer } from '../../src/server.js';
+import type { Config } from '../../src/config.js';
+
+export const ADMIN_EMAIL = 'admin@example.com';
+export const ADMIN_PASSWORD = 'admin-password-123';
+export const CLIENT_ID = '0c5bd8a0-3b0a-4a43-8d4a-4b3d9a8e1a11';
+export const CLIENT_SECRET = 'test-client-secret';
+
+export interface TestServer extends RunningServer {
+  /** Base URL, with trailing slash. */
+  base: string;
+  /** PostgreSQL schema when running on PostgreSQL (shared by every instance started with the same schema). */
+  schema?: string;
+}
+
+/** True when the suite runs on PostgreSQL. */
+export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
+
+/** A fresh schema name for a PostgreSQL test database. */
+export function newSchemaName(): string {
+  return `t_${crypto.randomBytes(6).toString('hex')}`;
+}
+
+/** Starts a server for tests. Pass `schema` to start a second instance on the same PostgreSQL schema, and
+ * `dataDir` to keep the embedded database on disk (to restart on it, or to share it with the import CLI). */
+export async function startTestServer(
+  opts: { config?: Partial<Config>; schema?: string; dataDir?: string } = {},
+): Promise<TestServer> {
+  const schema = onPostgres ? (opts.schema ?? newSchemaName()) : undefined;
+  const running = await startServer({
+    inMemory: !onPostgres && !opts.dataDir,
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    config: {
+      port: 0,
+      host: '127.0.0.1',
+      adminEmail: ADMIN_EMAIL,
+      adminPassword: ADMIN_PASSWORD,
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+      defaulted: { adminEmail: false, adminPassword: false, clientId: false, clientSecret: false },
+      databaseUrl: process.env.TEST_DATABASE_URL,
+      databaseSchema: schema,
+      loadCoreTerminology: false,
+      ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),
+      ...opts.config,
+    },
+  });
+  const base = running.url;
+  return {
+    ...running,
+    base,
+    schema,
+    async close() {
+      await running.close();
+    },
+  };
+}
+
+/** Drops a PostgreSQL test schema (call after every instance using it is closed). */
+export async function dropSchema(schema: string | undefined): Promise<void> {
+  if (!schema || !process.env.TEST_DATABASE_URL) return;
+  const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  await c.connect();
+  await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await c.end();
+}
+
+export interface Tokens {
+  access_token: string;
+  refresh_token?: string;
+  expires_in: number;
+  loginId: string;
+}
+
+/** Signs in with email/password through /auth/login + /oauth2/token (PKCE S256), as MedplumClient does. */
+export async function signIn(
+  base: string,
+  email = ADMIN_EMAIL,
+  password = ADMIN_PASSWORD,
+  opts: { userAgent?: string; scope?: string; forwardedFor?: string } = {},
+): Promise<Tokens> {
+  const verifier = crypto.randomBytes(32).toString('base64url');
+  const challenge = crypto.createHash('sha256').update(verifier).digest('base64url');
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (opts.userAgent) headers['user-agent'] = opts.userAgent;
+  if (opts.forwardedFor) headers['x-forwarded-for'] = opts.forwardedFor;
+  const loginRes = await fetch(`${base}auth/login`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      email,
+      password,
+      codeChallenge: challenge,
+      codeChallengeMethod: 'S256',
+      scope: opts.scope,
+    }),
+  });
+  if (loginRes.status !== 200) throw new Error(`login failed: ${loginRes.status} ${await loginRes.text()}`);
+  const { login, code } = (await loginRes.json()) as { login: string; code: string };
+  const tokenRes = await fetch(`${base}oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier }),
+  });
+  if (tokenRes.status !== 200) throw new Error(`token failed: ${tokenRes.status} ${await tokenRes.text()}`);
+  const tokens = (await tokenRes.json()) as Omit<Tokens, 'loginId'>;
+  return { ...tokens, loginId: login };
+}
+
+/** Calls the server with an optional bearer token and JSON body; returns status, headers and parsed body. */
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown; headers?: Record<string, string>; raw?: string } = {},
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are asserted field by field
+): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  let body: string | undefined = opts.raw;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/fhir+json';
+  }
+  const res = await fetch(`${base}${path.replace(/^\//, '')}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  // `any` keeps test assertions on response bodies short; every use is checked by an expect().
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see the return type
+  return { status: res.status, headers: res.headers, body: parsed as any, text };
+}
