@@ -16,8 +16,22 @@ export default defineConfig({
     }
     const { PGlite } = await import('@electric-sql/pglite');
     const { PrismaPGlite } = await import('pglite-prisma-adapter');
-    const dir = path.resolve(process.env.DATA_DIR ?? './data', 'pglite');
-    fs.mkdirSync(dir, { recursive: true });
-    return new PrismaPGlite(new PGlite(dir));
+    // Opened on first connect, not here: an opened (existing) PGlite directory keeps Node alive, and commands
+    // that never connect (`prisma -v`, run by @prisma/client's install script) would then hang for ever.
+    let factory: InstanceType<typeof PrismaPGlite> | undefined;
+    const open = (): InstanceType<typeof PrismaPGlite> => {
+      if (!factory) {
+        const dir = path.resolve(process.env.DATA_DIR ?? './data', 'pglite');
+        fs.mkdirSync(dir, { recursive: true });
+        factory = new PrismaPGlite(new PGlite(dir));
+      }
+      return factory;
+    };
+    return {
+      provider: 'postgres' as const,
+      adapterName: 'pglite-prisma-adapter',
+      connect: () => open().connect(),
+      connectToShadowDb: () => open().connectToShadowDb(),
+    };
   },
 });
