@@ -175,6 +175,8 @@ interface ExecState {
   hostCalls: number;
   running: number;
   queue: (() => void)[];
+  /** Settles the execution at once; used when the isolate dies in a way that leaves calls into it unsettled. */
+  abandon?: (reason: 'memory' | 'catastrophic', message: string) => void;
 }
 
 interface ContextHandle {
@@ -211,7 +213,13 @@ class IsolateEntry {
   ) {
     this.isolate = new ivm.Isolate({
       memoryLimit: memoryMb,
-      onCatastrophicError: () => this.kill('catastrophic'),
+      // V8 gave up on the isolate (seen on out-of-memory in string-heavy code): the call running in it may never
+      // settle, so its executions are answered now rather than at the deadline.
+      onCatastrophicError: (message: string) => {
+        const reason = /memory/i.test(message) ? 'memory' : 'catastrophic';
+        this.kill(reason);
+        for (const exec of this.executions.values()) exec.abandon?.(reason, message);
+      },
     });
     this.hostLog = new ivm.Callback(
       (id: unknown, line: unknown, truncated: unknown) => {
@@ -503,6 +511,14 @@ export class BotSandbox {
     // out of memory unsettled even after dispose. The caller gets its answer shortly after the deadline regardless.
     let hardTimer: NodeJS.Timeout | undefined;
     const hardStop = new Promise<ExecutionResult>((resolve) => {
+      exec.abandon = (reason, message) =>
+        resolve(
+          result(
+            reason === 'memory'
+              ? { ok: false, error: 'memory', message: `Bot exceeded its memory limit of ${memoryMb} MB` }
+              : { ok: false, error: 'error', message: `The bot's isolate failed: ${message}` },
+          ),
+        );
       hardTimer = setTimeout(() => {
         entry.kill(entry.dead ?? 'timeout');
         resolve(
