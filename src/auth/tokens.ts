@@ -72,13 +72,13 @@ export class TokenService {
       .sign(this.keys.privateKey);
   }
 
-  /** Verifies a token's signature and expiry; undefined when it is not one of ours or has expired. */
   /** The claims of a token verified before and not yet expired; undefined when it must be verified (see verify). */
   verifiedCached(token: string): AccessClaims | undefined {
     const hit = this.verified.get(token);
     return hit && (typeof hit.exp !== 'number' || hit.exp > Date.now() / 1000) ? hit : undefined;
   }
 
+  /** Verifies a token's signature and expiry; undefined when it is not one of ours or has expired. */
   async verify(token: string): Promise<AccessClaims | undefined> {
     const hit = this.verified.get(token);
     const now = Date.now() / 1000;
