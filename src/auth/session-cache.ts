@@ -16,16 +16,10 @@
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
+import type { Principal } from '../graphql/context.js';
 
-export interface SessionState {
-  loginId: string;
-  userId: string | null;
-  clientId: string | null;
-  projectId: string;
-  membershipId: string;
-  admin: boolean;
-  scope: string;
-  authMethod: string;
+/** A Login's cached state: the caller it authenticates, and whether it may still be used. */
+export interface SessionState extends Principal {
   granted: boolean;
   revoked: boolean;
   expiresAt: number;
