@@ -515,19 +515,13 @@ export class BotSandbox {
         resolve(
           result(
             reason === 'memory'
-              ? { ok: false, error: 'memory', message: `Bot exceeded its memory limit of ${memoryMb} MB` }
+              ? this.memoryError(memoryMb)
               : { ok: false, error: 'error', message: `The bot's isolate failed: ${message}` },
           ),
         );
       hardTimer = setTimeout(() => {
         entry.kill(entry.dead ?? 'timeout');
-        resolve(
-          result(
-            entry.dead === 'memory'
-              ? { ok: false, error: 'memory', message: `Bot exceeded its memory limit of ${memoryMb} MB` }
-              : this.timeoutError(timeoutMs),
-          ),
-        );
+        resolve(result(entry.dead === 'memory' ? this.memoryError(memoryMb) : this.timeoutError(timeoutMs)));
       }, timeoutMs + HARD_STOP_GRACE_MS);
     });
 
@@ -672,6 +666,10 @@ export class BotSandbox {
     return { ok: false, error: 'timeout', message: `Bot execution timed out after ${timeoutMs} ms` };
   }
 
+  private memoryError(memoryMb: number): { ok: false; error: 'memory'; message: string } {
+    return { ok: false, error: 'memory', message: `Bot exceeded its memory limit of ${memoryMb} MB` };
+  }
+
   private classify(
     err: unknown,
     exec: ExecState,
@@ -690,7 +688,7 @@ export class BotSandbox {
       (entry.isolate.isDisposed && !entry.dead)
     ) {
       entry.kill('memory');
-      return { ok: false, error: 'memory', message: `Bot exceeded its memory limit of ${memoryMb} MB` };
+      return this.memoryError(memoryMb);
     }
     if (entry.isolate.isDisposed) {
       return {
