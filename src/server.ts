@@ -9,13 +9,13 @@ import { AuthService } from './auth/auth-service.js';
 import { loadSigningKeys } from './auth/keys.js';
 import { bootstrap } from './auth/bootstrap.js';
 import { ResourceRegistry } from './fhir/registry.js';
-import { createExpressApp, type FeatureRouterFactory } from './rest/app.js';
+import { createExpressApp, type FeatureRoutes } from './rest/app.js';
 import type { Services } from './services.js';
 import { BotService } from './bots/service.js';
-import { botRouter } from './rest/bot-routes.js';
+import { botRoutes } from './rest/bot-routes.js';
 import { TerminologyService } from './terminology/service.js';
 import { setupTerminology } from './terminology/setup.js';
-import { terminologyRouter } from './rest/terminology-routes.js';
+import { terminologyRoutes } from './rest/terminology-routes.js';
 
 export interface RunningServer {
   services: Services;
@@ -65,9 +65,9 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   await services.bots.start(services, { runJobs: config.botJobRunner });
   await setupTerminology(services);
   // $expand first: it is the hottest FHIR route.
-  const featureRouters: FeatureRouterFactory[] = [terminologyRouter, botRouter];
+  const features: FeatureRoutes[] = [terminologyRoutes, botRoutes];
 
-  const app = createExpressApp(services, featureRouters);
+  const app = createExpressApp(services, features);
   const server = http.createServer(app);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,5 @@
 // The Express application: logging, authentication, the routers, GraphQL (yoga) and error mapping.
-import express, { type Express, type RequestHandler, type Router } from 'express';
+import express, { type Express, type IRouter, type RequestHandler } from 'express';
 import { requestLogger } from './request-log.js';
 import { createYoga } from 'graphql-yoga';
 import { schema } from '../graphql/schema.js';
@@ -8,14 +8,24 @@ import type { Services } from '../services.js';
 import { authenticate } from './middleware.js';
 import { authRouter } from './auth-routes.js';
 import { oauthRouter } from './oauth-routes.js';
-import { fhirRouter } from './fhir-routes.js';
+import { fhirRoutes } from './fhir-routes.js';
 import { operationOutcome, sendError, sendFhir } from './outcome.js';
 
-/** Routers a feature mounts under the FHIR base before the generic resource routes (operations). */
-export type FeatureRouterFactory = (services: Services, jsonParser: RequestHandler) => Router;
+/** The FHIR base path: `{BASE_URL}fhir/R4`. */
+export const FHIR_BASE = '/fhir/R4';
+
+/** Registers a feature's routes (operations) under the FHIR base, before the generic resource routes. Routes are
+ * registered on the app itself with full paths rather than on a mounted router: a mounted router rewrites and
+ * re-parses the URL on the way in and out of every request, a measurable share of a fast $expand. */
+export type FeatureRoutes = (
+  r: IRouter,
+  base: string,
+  services: Services,
+  jsonParser: RequestHandler,
+) => void;
 
 /** Builds the Express app for a set of services. */
-export function createExpressApp(services: Services, featureRouters: FeatureRouterFactory[] = []): Express {
+export function createExpressApp(services: Services, features: FeatureRoutes[] = []): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', services.config.trustProxy);
@@ -55,8 +65,8 @@ export function createExpressApp(services: Services, featureRouters: FeatureRout
   });
   app.use('/graphql', yoga as unknown as RequestHandler);
 
-  for (const factory of featureRouters) app.use('/fhir/R4', factory(services, jsonParser));
-  app.use('/fhir/R4', fhirRouter(jsonParser));
+  for (const register of features) register(app, FHIR_BASE, services, jsonParser);
+  fhirRoutes(app, FHIR_BASE, jsonParser);
 
   app.use((req, res) => {
     if (req.path.startsWith('/oauth2/')) {

@@ -1,6 +1,6 @@
 // Bot operations under the FHIR base: $execute (POST/GET, by id or identifier, sync or Prefer: respond-async),
 // $deploy, and the job status endpoint. Each handler translates HTTP into an internal GraphQL operation.
-import express, { Router, type Request, type RequestHandler, type Response } from 'express';
+import express, { type IRouter, type Request, type RequestHandler, type Response } from 'express';
 import { graphql } from '../generated/gql/index.js';
 import { badRequest } from '../graphql/errors.js';
 import type { Services } from '../services.js';
@@ -96,9 +96,8 @@ function executeVars(req: Request, id: string | undefined) {
   return { id, identifier, contentType, body };
 }
 
-/** The bot router (mounted at /fhir/R4 before the generic FHIR routes). */
-export function botRouter(services: Services, jsonParser: RequestHandler): Router {
-  const r = Router();
+/** Registers the bot routes under the FHIR base (before the generic FHIR routes). */
+export function botRoutes(r: IRouter, base: string, services: Services, jsonParser: RequestHandler): void {
   const raw = express.raw({ type: () => true, limit: services.config.bodyLimit });
 
   const execute = asyncHandler(async (req, res) => {
@@ -116,13 +115,13 @@ export function botRouter(services: Services, jsonParser: RequestHandler): Route
     sendResult(res, data.executeBot);
   });
 
-  r.post('/Bot/\\$execute', requireAuth, raw, execute);
-  r.get('/Bot/\\$execute', requireAuth, execute);
-  r.post('/Bot/:id/\\$execute', requireAuth, raw, execute);
-  r.get('/Bot/:id/\\$execute', requireAuth, execute);
+  r.post(`${base}/Bot/\\$execute`, requireAuth, raw, execute);
+  r.get(`${base}/Bot/\\$execute`, requireAuth, execute);
+  r.post(`${base}/Bot/:id/\\$execute`, requireAuth, raw, execute);
+  r.get(`${base}/Bot/:id/\\$execute`, requireAuth, execute);
 
   r.post(
-    '/Bot/:id/\\$deploy',
+    `${base}/Bot/:id/\\$deploy`,
     requireAuth,
     jsonParser,
     asyncHandler(async (req, res) => {
@@ -133,7 +132,7 @@ export function botRouter(services: Services, jsonParser: RequestHandler): Route
   );
 
   r.get(
-    '/job/:id',
+    `${base}/job/:id`,
     requireAuth,
     asyncHandler(async (req, res) => {
       const data = await runOperation(JobDoc, { id: String(req.params.id) }, contextFor(req));
@@ -156,7 +155,6 @@ export function botRouter(services: Services, jsonParser: RequestHandler): Route
       });
     }),
   );
-  return r;
 }
 
 /** The code of a $deploy body: `{code}` (Medplum) or a Parameters resource with a `code` parameter. */

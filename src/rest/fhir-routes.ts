@@ -1,6 +1,6 @@
 // FHIR R4 REST: metadata, and create/read/update/delete/search for the registered resource types. Operation
-// routes ($expand, $execute, ...) are mounted before this router by their features.
-import { Router, type RequestHandler } from 'express';
+// routes ($expand, $execute, ...) are registered before these by their features.
+import type { IRouter, RequestHandler } from 'express';
 import { graphql } from '../generated/gql/index.js';
 import { badRequest } from '../graphql/errors.js';
 import { isFhirId } from '../fhir/registry.js';
@@ -91,14 +91,12 @@ function withHeaders(res: Parameters<RequestHandler>[1], resource: FhirResource)
     res.setHeader('Last-Modified', new Date(resource.meta.lastUpdated).toUTCString());
 }
 
-/** The FHIR base router (mounted at /fhir/R4). */
-export function fhirRouter(jsonParser: RequestHandler): Router {
-  const r = Router();
-
-  r.get('/metadata', (req, res) => sendFhir(res, 200, capabilityStatement(req.services)));
+/** Registers the generic FHIR routes under the FHIR base. */
+export function fhirRoutes(r: IRouter, base: string, jsonParser: RequestHandler): void {
+  r.get(`${base}/metadata`, (req, res) => sendFhir(res, 200, capabilityStatement(req.services)));
 
   r.get(
-    '/:type',
+    `${base}/:type`,
     requireAuth,
     asyncHandler(async (req, res) => {
       checkType(String(req.params.type));
@@ -124,7 +122,7 @@ export function fhirRouter(jsonParser: RequestHandler): Router {
   );
 
   r.post(
-    '/:type',
+    `${base}/:type`,
     requireAuth,
     jsonParser,
     asyncHandler(async (req, res) => {
@@ -145,7 +143,7 @@ export function fhirRouter(jsonParser: RequestHandler): Router {
   );
 
   r.get(
-    '/:type/:id',
+    `${base}/:type/:id`,
     requireAuth,
     asyncHandler(async (req, res) => {
       checkType(String(req.params.type));
@@ -162,7 +160,7 @@ export function fhirRouter(jsonParser: RequestHandler): Router {
   );
 
   r.put(
-    '/:type/:id',
+    `${base}/:type/:id`,
     requireAuth,
     jsonParser,
     asyncHandler(async (req, res) => {
@@ -180,7 +178,7 @@ export function fhirRouter(jsonParser: RequestHandler): Router {
   );
 
   r.delete(
-    '/:type/:id',
+    `${base}/:type/:id`,
     requireAuth,
     asyncHandler(async (req, res) => {
       checkType(String(req.params.type));
@@ -201,7 +199,6 @@ export function fhirRouter(jsonParser: RequestHandler): Router {
       );
     }),
   );
-  return r;
 }
 
 function requireBody(body: unknown): unknown {

@@ -1,6 +1,6 @@
 // FHIR ValueSet/$expand (type and instance level, GET and POST Parameters): translates the request into the
 // expandValueSet GraphQL query. Parameter parsing only; the terminology service does the work.
-import { Router, type Request, type RequestHandler } from 'express';
+import type { IRouter, Request, RequestHandler } from 'express';
 import { graphql } from '../generated/gql/index.js';
 import { badRequest } from '../graphql/errors.js';
 import type { Services } from '../services.js';
@@ -181,9 +181,13 @@ function fromParameters(body: unknown, vars: Vars): void {
     throw badRequest(`Unknown or unsupported $expand parameter(s): ${unknown.join(', ')}`, unknown);
 }
 
-/** ValueSet/$expand routes. */
-export const terminologyRouter = (_services: Services, jsonParser: RequestHandler): Router => {
-  const r = Router();
+/** Registers the ValueSet/$expand routes under the FHIR base. */
+export const terminologyRoutes = (
+  r: IRouter,
+  base: string,
+  _services: Services,
+  jsonParser: RequestHandler,
+): void => {
   const handle = (post: boolean): RequestHandler =>
     asyncHandler(async (req, res) => {
       const vars: Vars = {};
@@ -198,9 +202,8 @@ export const terminologyRouter = (_services: Services, jsonParser: RequestHandle
       const data = await runOperation(ExpandDoc, vars, contextFor(req));
       sendFhir(res, 200, data.expandValueSet);
     });
-  r.get('/ValueSet/\\$expand', requireAuth, handle(false));
-  r.post('/ValueSet/\\$expand', requireAuth, jsonParser, handle(true));
-  r.get('/ValueSet/:id/\\$expand', requireAuth, handle(false));
-  r.post('/ValueSet/:id/\\$expand', requireAuth, jsonParser, handle(true));
-  return r;
+  r.get(`${base}/ValueSet/\\$expand`, requireAuth, handle(false));
+  r.post(`${base}/ValueSet/\\$expand`, requireAuth, jsonParser, handle(true));
+  r.get(`${base}/ValueSet/:id/\\$expand`, requireAuth, handle(false));
+  r.post(`${base}/ValueSet/:id/\\$expand`, requireAuth, jsonParser, handle(true));
 };
