@@ -76,13 +76,9 @@ export class ExpansionEngine {
         ? ''
         : JSON.stringify([[...systemVersion], [...forceSystemVersion]]);
 
-    const ctx: ComposeContext = {
-      resolver,
-      systemVersion,
-      forceSystemVersion,
-      stack: [vs.url ?? '#'],
-      importMembership: (inner, stack) => this.membership(inner, { ...ctx, stack }, versionKey),
-    };
+    const ctx = new EngineComposeContext(this, resolver, systemVersion, forceSystemVersion, versionKey, [
+      vs.url ?? '#',
+    ]);
     const m = await this.membership(vs, ctx, versionKey);
 
     const excludeMask = (req.activeOnly ? FLAG_INACTIVE : 0) | (req.excludeNotForUI ? FLAG_ABSTRACT : 0);
@@ -155,11 +151,7 @@ export class ExpansionEngine {
   }
 
   /** The (cached, re-validated) membership of a value set. */
-  private async membership(
-    vs: ValueSetResource,
-    ctx: ComposeContext,
-    versionKey: string,
-  ): Promise<Membership> {
+  async membership(vs: ValueSetResource, ctx: ComposeContext, versionKey: string): Promise<Membership> {
     const key = `${valueSetIdentity(vs)}\u0000${versionKey}`;
     const cached = this.memberships.get(key);
     if (cached) {
@@ -181,6 +173,32 @@ export class ExpansionEngine {
   }
 }
 
+/** The compose context of one expansion. A class rather than an object literal with an arrow function: this is
+ * built on every request, and closures created per call are costly under tsx (each gets a defineProperty for its
+ * name). */
+class EngineComposeContext implements ComposeContext {
+  constructor(
+    private readonly engine: ExpansionEngine,
+    readonly resolver: Resolver,
+    readonly systemVersion: Map<string, string>,
+    readonly forceSystemVersion: Map<string, string>,
+    private readonly versionKey: string,
+    readonly stack: string[],
+  ) {}
+
+  importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership> {
+    const inner = new EngineComposeContext(
+      this.engine,
+      this.resolver,
+      this.systemVersion,
+      this.forceSystemVersion,
+      this.versionKey,
+      stack,
+    );
+    return this.engine.membership(vs, inner, this.versionKey);
+  }
+}
+
 async function depsValid(m: Membership, resolver: Resolver): Promise<boolean> {
   for (const d of m.deps) {
     if (d.kind === 'cs') {
@@ -194,12 +212,13 @@ async function depsValid(m: Membership, resolver: Resolver): Promise<boolean> {
   return true;
 }
 
+function nonNegInt(v: unknown, name: string): void {
+  if (v !== undefined && !(typeof v === 'number' && Number.isInteger(v) && v >= 0)) {
+    throw invalid(`Parameter ${name} must be a non-negative integer (got ${String(v)})`, [name]);
+  }
+}
+
 function validateRequest(req: ExpandRequest, limits: ExpandLimits): void {
-  const nonNegInt = (v: unknown, name: string): void => {
-    if (v !== undefined && !(typeof v === 'number' && Number.isInteger(v) && v >= 0)) {
-      throw invalid(`Parameter ${name} must be a non-negative integer (got ${String(v)})`, [name]);
-    }
-  };
   nonNegInt(req.offset, 'offset');
   nonNegInt(req.count, 'count');
   if (req.filter !== undefined && typeof req.filter !== 'string')
@@ -207,9 +226,13 @@ function validateRequest(req: ExpandRequest, limits: ExpandLimits): void {
   if (!(limits.maxUnpaged >= 0)) throw new Error('limits.maxUnpaged must be a non-negative number');
 }
 
+/** Shared by requests without system-version parameters; never written to. */
+const NO_VERSIONS: ReadonlyMap<string, string> = new Map();
+
 function canonicalMap(v: string | string[] | undefined, name: string): Map<string, string> {
+  if (v === undefined) return NO_VERSIONS as Map<string, string>;
   const out = new Map<string, string>();
-  for (const c of v === undefined ? [] : Array.isArray(v) ? v : [v]) {
+  for (const c of Array.isArray(v) ? v : [v]) {
     const bar = c.indexOf('|');
     if (bar <= 0 || bar === c.length - 1) {
       throw invalid(`Parameter ${name} must be a canonical 'system|version' (got '${c}')`, [name]);
