@@ -38,17 +38,25 @@ const ME_FULL = `query {
 }`;
 const ME_MIN = 'query { me { loginId } }';
 
-async function ceilings(bench: Bench): Promise<void> {
+/** Measures both ceilings; returns the Express ceiling still running (for paired measurements). */
+async function ceilings(bench: Bench): Promise<Proc | undefined> {
   bench.db = '-';
+  let express: Proc | undefined;
   for (const kind of ['node-http', 'express'] as const) {
     const proc = await startCeiling(kind);
+    let keep = false;
     try {
       const row = await bench.load('ceiling', kind === 'node-http' ? 'bare node:http' : 'bare Express', {
         url: `${proc.base}healthz`,
       });
       if (row.load) bench.ceilings[kind === 'node-http' ? 'node' : 'express'] = row.load.rps;
+      if (kind === 'express' && row.load) {
+        express = proc;
+        bench.expressCeilingUrl = `${proc.base}healthz`;
+        keep = true;
+      }
     } finally {
-      await proc.stop();
+      if (!keep) await proc.stop();
     }
   }
   // Ratios for the ceiling rows themselves, now that both are known.
@@ -57,6 +65,7 @@ async function ceilings(bench: Bench): Promise<void> {
     r.ratioNode = bench.ceilings.node ? r.load.rps / bench.ceilings.node : undefined;
     r.ratioExpress = bench.ceilings.express ? r.load.rps / bench.ceilings.express : undefined;
   }
+  return express;
 }
 
 async function authScenarios(bench: Bench, server: Proc, token: string): Promise<void> {
@@ -222,7 +231,7 @@ async function main(): Promise<void> {
       `plan: warm-up ${plan.warmupSec}s, ${plan.repeats} x ${plan.durationSec}s per scenario, ${CONNECTIONS} connections, median run reported\n`,
   );
   const bench = new Bench(plan, CONNECTIONS, {});
-  await ceilings(bench);
+  const expressCeiling = await ceilings(bench);
 
   // The standard synthetic data, generated once per run with the shared generator, unchanged.
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cs-'));
@@ -251,11 +260,13 @@ async function main(): Promise<void> {
     }
   }
   fs.rmSync(dataDir, { recursive: true, force: true });
+  await expressCeiling?.stop();
 
   const table = formatTable(bench.rows);
   const goals = formatGoals(bench.goals);
   const ceilingsLine =
-    `ceilings: node:http ${fmt(bench.ceilings.node)} req/s, Express ${fmt(bench.ceilings.express)} req/s; ` +
+    `ceilings: node:http ${fmt(bench.ceilings.node)} req/s, Express ${fmt(bench.ceilings.express)} req/s at the start ` +
+    '(rows noted "paired" are measured in alternation with Express and compared with those runs); ' +
     `load average at start ${fmt(loadAtStart, 1)}, at end ${fmt(os.loadavg()[0], 1)} on ${machine.nproc} CPUs ` +
     '(load1 column: a load above the CPU count means other work shared the machine)';
   process.stdout.write(`\n${ceilingsLine}\n\n${table}\n\nGoals (reported, not enforced):\n${goals}\n`);

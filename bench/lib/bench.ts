@@ -1,6 +1,6 @@
 // The run's state: the plan, the ceilings, and the rows collected so far.
 import os from 'node:os';
-import { measure, type LoadPlan, type LoadResult, type LoadSpec } from './load.js';
+import { measure, measurePaired, type LoadPlan, type LoadResult, type LoadSpec } from './load.js';
 import type { Goal, Row } from './report.js';
 
 /** Collects rows for one database and computes ratios to the ceilings. */
@@ -13,6 +13,62 @@ export class Bench {
     public ceilings: { node?: number; express?: number },
     public db = '-',
   ) {}
+
+  /** A bare Express server kept running through the run, for scenarios measured in alternation with it. */
+  expressCeilingUrl?: string;
+
+  /** Like `load`, but each timed run follows a run of the bare Express ceiling (see measurePaired); the row's
+   * `x express` is the median of the per-pair ratios. Without a running ceiling it is `load`. */
+  async loadPaired(
+    section: string,
+    name: string,
+    spec: Omit<LoadSpec, 'connections'> & { connections?: number },
+  ): Promise<Row> {
+    if (!this.expressCeilingUrl) return this.load(section, name, spec);
+    const label = `${this.db} ${section}: ${name} (paired with Express)`;
+    process.stderr.write(`  ${label} ...`);
+    const load1 = os.loadavg()[0];
+    let row: Row;
+    try {
+      const p = await measurePaired(
+        { connections: this.connections, ...spec },
+        { url: this.expressCeilingUrl, connections: spec.connections ?? this.connections },
+        this.plan,
+      );
+      const load = p.scenario;
+      row = {
+        section,
+        name,
+        db: this.db,
+        status: load.ok === 0 ? 'error' : 'ok',
+        load,
+        load1,
+        ...this.ratios(load),
+        ratioExpress: p.ratio,
+        paired: { ceilingRps: p.ceiling.rps, ceilingP99: p.ceiling.p99, ratios: p.ratios },
+        note:
+          `x express paired: Express ${Math.round(p.ceiling.rps)} req/s in alternating runs, ratios ` +
+          p.ratios.map((r) => r.toFixed(2)).join('/') +
+          (load.non2xx + load.errors > 0 ? `; statuses ${JSON.stringify(load.statusCodes)}` : ''),
+      };
+      process.stderr.write(
+        ` ${Math.round(load.rps)} req/s p50 ${load.p50.toFixed(2)} p99 ${load.p99.toFixed(2)} ms, ` +
+          `Express ${Math.round(p.ceiling.rps)} req/s, ratio ${p.ratio.toFixed(2)}\n`,
+      );
+    } catch (err) {
+      row = {
+        section,
+        name,
+        db: this.db,
+        status: 'error',
+        note: String((err as Error).message ?? err),
+        load1,
+      };
+      process.stderr.write(` error: ${row.note}\n`);
+    }
+    this.rows.push(row);
+    return row;
+  }
 
   /** Measures one load scenario and records it; a failure to run is recorded as an error row. */
   async load(

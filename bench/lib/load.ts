@@ -86,13 +86,59 @@ async function once(spec: LoadSpec, durationSec: number, codes?: Record<string, 
   };
 }
 
+/** A scenario measured in alternation with a ceiling: each timed run of the scenario right after one of the
+ * ceiling, so both see the same machine. On a shared machine throughput drifts by 20% or more over minutes; a
+ * ceiling measured once at the start of the run is not what the scenario competed with. */
+export interface PairedResult {
+  scenario: LoadResult;
+  ceiling: LoadResult;
+  /** Scenario throughput / ceiling throughput, one per pair. */
+  ratios: number[];
+  /** The median of `ratios`. */
+  ratio: number;
+}
+
+/** Warms both up, then `repeats` pairs of (ceiling run, scenario run); medians of each, and of the pair ratios. */
+export async function measurePaired(
+  spec: LoadSpec,
+  ceiling: LoadSpec,
+  plan: LoadPlan,
+): Promise<PairedResult> {
+  if (plan.warmupSec > 0) {
+    await once(ceiling, plan.warmupSec);
+    await once(spec, plan.warmupSec);
+  }
+  const runs: RunStat[] = [];
+  const ceilingRuns: RunStat[] = [];
+  const statusCodes: Record<string, number> = {};
+  const ceilingCodes: Record<string, number> = {};
+  const ratios: number[] = [];
+  for (let i = 0; i < plan.repeats; i++) {
+    const c = await once(ceiling, plan.durationSec, ceilingCodes);
+    const r = await once(spec, plan.durationSec, statusCodes);
+    ceilingRuns.push(c);
+    runs.push(r);
+    ratios.push(c.rps > 0 ? r.rps / c.rps : NaN);
+  }
+  const sortedRatios = [...ratios].sort((a, b) => a - b);
+  return {
+    scenario: { ...medianRun(runs), runs, statusCodes },
+    ceiling: { ...medianRun(ceilingRuns), runs: ceilingRuns, statusCodes: ceilingCodes },
+    ratios,
+    ratio: sortedRatios[Math.floor((sortedRatios.length - 1) / 2)],
+  };
+}
+
+function medianRun(runs: RunStat[]): RunStat {
+  const byRps = [...runs].sort((a, b) => a.rps - b.rps);
+  return byRps[Math.floor((byRps.length - 1) / 2)];
+}
+
 /** Warms up, runs `repeats` timed runs and returns the median by throughput. */
 export async function measure(spec: LoadSpec, plan: LoadPlan): Promise<LoadResult> {
   if (plan.warmupSec > 0) await once(spec, plan.warmupSec);
   const runs: RunStat[] = [];
   const statusCodes: Record<string, number> = {};
   for (let i = 0; i < plan.repeats; i++) runs.push(await once(spec, plan.durationSec, statusCodes));
-  const byRps = [...runs].sort((a, b) => a.rps - b.rps);
-  const median = byRps[Math.floor((byRps.length - 1) / 2)];
-  return { ...median, runs, statusCodes };
+  return { ...medianRun(runs), runs, statusCodes };
 }

@@ -15,6 +15,8 @@ export interface Row {
   singleMs?: number[];
   ratioNode?: number;
   ratioExpress?: number;
+  /** Set when the row was measured in alternation with the Express ceiling (ratioExpress is then the paired one). */
+  paired?: { ceilingRps: number; ceilingP99: number; ratios: number[] };
   /** The machine's 1-minute load average when the row was measured: other work on the machine skews numbers. */
   load1?: number;
   /** Throughput relative to another row (e.g. /auth/me vs /healthz). */
