@@ -5,7 +5,7 @@ import { createYoga } from 'graphql-yoga';
 import { schema } from '../graphql/schema.js';
 import { contextFor } from './request.js';
 import type { Services } from '../services.js';
-import { authenticate } from './middleware.js';
+import { authenticateThen } from './middleware.js';
 import { authRouter } from './auth-routes.js';
 import { oauthRouter } from './oauth-routes.js';
 import { fhirRoutes } from './fhir-routes.js';
@@ -31,14 +31,6 @@ export function createExpressApp(services: Services, features: FeatureRoutes[] =
   app.set('trust proxy', services.config.trustProxy);
   app.set('etag', false);
 
-  app.use(requestLogger(services));
-
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok', database: services.db.kind });
-  });
-
-  app.use(authenticate);
-
   const limit = services.config.bodyLimit;
   const jsonParser = express.json({
     limit,
@@ -46,14 +38,27 @@ export function createExpressApp(services: Services, features: FeatureRoutes[] =
     type: ['application/json', 'application/fhir+json', 'application/*+json'],
   });
 
-  // Dispatched by prefix, so FHIR requests do not walk the auth routes' patterns.
+  // Auth and OAuth routes are dispatched by prefix, so FHIR requests do not walk their patterns.
   const auth = authRouter(jsonParser);
   const oauth = oauthRouter();
-  app.use((req, res, next) => {
+  const authenticated = authenticateThen((req, res, next) => {
     const p = req.path;
     if (p.startsWith('/auth/')) auth(req, res, next);
     else if (p.startsWith('/oauth2/') || p.startsWith('/.well-known/')) oauth(req, res, next);
     else next();
+  });
+  const startRequest = requestLogger(services);
+  const health = { status: 'ok', database: services.db.kind };
+
+  // One middleware in front of the routes (request id and log, /healthz, authentication, auth dispatch): every
+  // app-level layer is walked by every request, and Express's router allocates for each one it walks.
+  app.use((req, res, next) => {
+    startRequest(req, res);
+    if (req.path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
+      res.json(health);
+      return;
+    }
+    authenticated(req, res, next);
   });
 
   const yoga = createYoga({

@@ -12,31 +12,34 @@ export function asyncHandler(
   };
 }
 
-/** Authenticates `Authorization: Bearer` on every request that carries it; a bad token is a 401 right away. */
-export const authenticate: RequestHandler = (req, res, next) => {
-  const header = req.headers.authorization;
-  if (!header || !/^bearer /i.test(header)) {
-    req.principal = null;
-    next();
-    return;
-  }
-  const token = header.slice(7).trim();
-  const cached = req.services.auth.authenticateCached(token);
-  if (cached) {
-    req.principal = cached;
-    req.token = token;
-    next();
-    return;
-  }
-  req.services.auth.authenticate(token).then(
-    (principal) => {
-      req.principal = principal;
+/** Authenticates `Authorization: Bearer` on every request that carries it, then hands the request to `then`;
+ * a bad token is a 401 right away. */
+export function authenticateThen(then: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    const header = req.headers.authorization;
+    if (!header || !/^bearer /i.test(header)) {
+      req.principal = null;
+      then(req, res, next);
+      return;
+    }
+    const token = header.slice(7).trim();
+    const cached = req.services.auth.authenticateCached(token);
+    if (cached) {
+      req.principal = cached;
       req.token = token;
-      next();
-    },
-    (err: unknown) => sendError(req, res, err),
-  );
-};
+      then(req, res, next);
+      return;
+    }
+    req.services.auth.authenticate(token).then(
+      (principal) => {
+        req.principal = principal;
+        req.token = token;
+        then(req, res, next);
+      },
+      (err: unknown) => sendError(req, res, err),
+    );
+  };
+}
 
 /** 401 unless the request is signed in. */
 export const requireAuth: RequestHandler = (req, res, next) => {
