@@ -779,6 +779,32 @@ describe('expandValueSet: parameters', () => {
     const res = await engine.expand(vs, { filter: 'non' }, rr, LIMITS);
     expect(codes(res)).toEqual(['nonbinary']);
   });
+
+  it('with a resolver generation, re-checks a cached membership only when the generation moves', async () => {
+    const rr = new (class extends TestResolver {
+      gen = 0;
+      generation(): number {
+        return this.gen;
+      }
+    })();
+    const cs = load<CodeSystemResource>('CodeSystem-administrative-gender.json');
+    rr.addCodeSystem(cs);
+    const vs = vsOf([{ system: GENDER }], undefined, { id: 'gen', meta: { versionId: '1' } });
+    expect((await engine.expand(vs, {}, rr, LIMITS)).expansion.total).toBe(4);
+    const calls = rr.calls;
+    expect((await engine.expand(vs, { filter: 'fem' }, rr, LIMITS)).expansion.total).toBe(1);
+    expect(rr.calls).toBe(calls); // same generation: the code system was not looked up again
+
+    rr.addCodeSystem({
+      ...cs,
+      meta: { versionId: '2' },
+      concept: [...cs.concept!, { code: 'nonbinary', display: 'Non-binary' }],
+    });
+    rr.gen++; // what the terminology service does on every change notification
+    const res = await engine.expand(vs, { filter: 'non' }, rr, LIMITS);
+    expect(codes(res)).toEqual(['nonbinary']);
+    expect(rr.calls).toBeGreaterThan(calls);
+  });
 });
 
 // ------------------------------------------------------------------------------------------ benchmark data

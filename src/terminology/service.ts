@@ -116,7 +116,9 @@ export class TerminologyService {
         if (v !== '') version = v;
       }
       if (url === '') throw badRequest('url must not be empty', ['url']);
-      vs = await resolver.valueSet(url, version);
+      // A cached answer is used without a promise: this is every request of a hot value set.
+      const hit = this.valueSets.get(valueSetKey(projectId, url, version));
+      vs = hit !== undefined ? (hit ?? undefined) : await resolver.valueSet(url, version);
       if (!vs) throw notFound(`ValueSet ${url}${version ? ` version ${version}` : ''} not found`);
     } else {
       throw badRequest('Give the url of a value set (or an id, or an inline valueSet) to expand', ['url']);
@@ -135,6 +137,7 @@ export class TerminologyService {
       r = {
         codeSystem: (url, version) => this.codeSystemIndex(projectId, url, version),
         valueSet: async (url, version) => (await this.valueSet(projectId, url, version)) ?? undefined,
+        generation: () => this.generation,
       };
       this.resolvers.set(projectId, r);
     }
@@ -142,7 +145,7 @@ export class TerminologyService {
   }
 
   private async valueSet(projectId: string, url: string, version?: string): Promise<ValueSetResource | null> {
-    const key = `${projectId}\u0000${url}\u0000${version ?? ''}`;
+    const key = valueSetKey(projectId, url, version);
     const hit = this.valueSets.get(key);
     if (hit !== undefined) return hit;
     const gen = this.generation;
@@ -252,6 +255,10 @@ export class TerminologyService {
     }
     return index;
   }
+}
+
+function valueSetKey(projectId: string, url: string, version: string | undefined): string {
+  return `${projectId}\u0000${url}\u0000${version ?? ''}`;
 }
 
 interface ConceptRowDb {

@@ -34,9 +34,20 @@ interface PreparedFilter {
   joined: string;
 }
 
+/** A cached membership: the evaluation, its result once settled, and when its dependencies were last checked. */
+interface CachedMembership {
+  promise: Promise<Membership>;
+  value?: Membership;
+  /** The resolver generation at which the dependencies were last found current. */
+  validatedAt?: number;
+  /** For LRU eviction (a counter, not a time). */
+  lastUse: number;
+}
+
 export class ExpansionEngine {
-  private readonly memberships = new Map<string, Promise<Membership>>();
+  private readonly memberships = new Map<string, CachedMembership>();
   private readonly maxCached: number;
+  private useCounter = 0;
 
   constructor(opts: ExpansionEngineOptions = {}) {
     this.maxCached = opts.maxCachedValueSets ?? 256;
@@ -50,8 +61,8 @@ export class ExpansionEngine {
   /** Approximate bytes held by cached memberships (settled ones). */
   async memoryEstimateBytes(): Promise<number> {
     let b = 0;
-    for (const p of this.memberships.values())
-      b += (await p.catch(() => undefined))?.memoryEstimateBytes() ?? 0;
+    for (const c of this.memberships.values())
+      b += (await c.promise.catch(() => undefined))?.memoryEstimateBytes() ?? 0;
     return b;
   }
 
@@ -79,7 +90,8 @@ export class ExpansionEngine {
     const ctx = new EngineComposeContext(this, resolver, systemVersion, forceSystemVersion, versionKey, [
       vs.url ?? '#',
     ]);
-    const m = await this.membership(vs, ctx, versionKey);
+    const found = this.membership(vs, ctx, versionKey);
+    const m = found instanceof Membership ? found : await found;
 
     const excludeMask = (req.activeOnly ? FLAG_INACTIVE : 0) | (req.excludeNotForUI ? FLAG_ABSTRACT : 0);
     const filter = prepareFilter(req.filter);
@@ -150,26 +162,73 @@ export class ExpansionEngine {
     return { ...vs, expansion };
   }
 
-  /** The (cached, re-validated) membership of a value set. */
-  async membership(vs: ValueSetResource, ctx: ComposeContext, versionKey: string): Promise<Membership> {
+  /** The (cached, re-validated) membership of a value set. Synchronous when the cached one is known current
+   * (the resolver's generation has not moved since its dependencies were checked): the common case of a hot
+   * value set costs no promise. */
+  membership(
+    vs: ValueSetResource,
+    ctx: ComposeContext,
+    versionKey: string,
+  ): Membership | Promise<Membership> {
     const key = `${valueSetIdentity(vs)}\u0000${versionKey}`;
     const cached = this.memberships.get(key);
     if (cached) {
-      this.memberships.delete(key);
-      this.memberships.set(key, cached);
-      const m = await cached.catch(() => undefined);
-      if (m && (await depsValid(m, ctx.resolver))) return m;
-      if (this.memberships.get(key) === cached) this.memberships.delete(key);
+      cached.lastUse = ++this.useCounter;
+      const gen = ctx.resolver.generation?.();
+      if (cached.value && gen !== undefined && cached.validatedAt === gen) return cached.value;
+      return this.revalidate(key, cached, vs, ctx, gen);
     }
-    const p = evaluateValueSet(vs, ctx);
-    this.memberships.set(key, p);
-    p.catch(() => {
-      if (this.memberships.get(key) === p) this.memberships.delete(key);
-    });
+    return this.evaluate(key, vs, ctx);
+  }
+
+  private async revalidate(
+    key: string,
+    cached: CachedMembership,
+    vs: ValueSetResource,
+    ctx: ComposeContext,
+    gen: number | undefined,
+  ): Promise<Membership> {
+    const m = await cached.promise.catch(() => undefined);
+    if (m && (await depsValid(m, ctx.resolver))) {
+      // Checked against answers of generation `gen` (read before the check): current until it moves.
+      cached.validatedAt = gen;
+      return m;
+    }
+    if (this.memberships.get(key) === cached) this.memberships.delete(key);
+    return this.evaluate(key, vs, ctx);
+  }
+
+  private evaluate(key: string, vs: ValueSetResource, ctx: ComposeContext): Promise<Membership> {
+    const gen = ctx.resolver.generation?.();
+    const entry: CachedMembership = { promise: evaluateValueSet(vs, ctx), lastUse: ++this.useCounter };
+    this.memberships.set(key, entry);
+    entry.promise.then(
+      (m) => {
+        entry.value = m;
+        entry.validatedAt = gen;
+      },
+      () => {
+        if (this.memberships.get(key) === entry) this.memberships.delete(key);
+      },
+    );
+    if (this.memberships.size > this.maxCached) this.evictLeastRecentlyUsed();
+    return entry.promise;
+  }
+
+  /** Drops the least recently used entries beyond the limit (a scan: only when a new value set is evaluated). */
+  private evictLeastRecentlyUsed(): void {
     while (this.memberships.size > this.maxCached) {
-      this.memberships.delete(this.memberships.keys().next().value as string);
+      let oldestKey: string | undefined;
+      let oldest = Infinity;
+      for (const [k, c] of this.memberships) {
+        if (c.lastUse < oldest) {
+          oldest = c.lastUse;
+          oldestKey = k;
+        }
+      }
+      if (oldestKey === undefined) return;
+      this.memberships.delete(oldestKey);
     }
-    return p;
   }
 }
 
@@ -186,7 +245,7 @@ class EngineComposeContext implements ComposeContext {
     readonly stack: string[],
   ) {}
 
-  importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership> {
+  async importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership> {
     const inner = new EngineComposeContext(
       this.engine,
       this.resolver,

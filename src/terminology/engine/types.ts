@@ -180,4 +180,7 @@ export interface Resolver {
   codeSystem(url: string, version?: string): Promise<CodeSystemIndex | undefined>;
   /** A value set by canonical url; without version, the current one. */
   valueSet(url: string, version?: string): Promise<ValueSetResource | undefined>;
+  /** Optional: a number that changes whenever any answer of this resolver may have changed. While it stays the
+   * same, a cached expansion's dependencies need no re-check. */
+  generation?(): number;
 }
