@@ -34,6 +34,10 @@ describe('operations endpoints', () => {
     expect(r.status).toBe(200);
     expect(r.body.status).toBe('ok');
     expect(r.headers.get('x-request-id')).toMatch(/[\w-]{8,}/);
+    // Before authentication: a bad token does not matter here; the trailing slash is accepted too.
+    const slash = await call(s.base, 'GET', 'healthz/', { token: 'not-a-token' });
+    expect(slash.status).toBe(200);
+    expect(slash.body.status).toBe('ok');
   });
 
   it('echoes a well-formed X-Request-Id', async () => {

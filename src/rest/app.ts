@@ -54,7 +54,9 @@ export function createExpressApp(services: Services, features: FeatureRoutes[] =
   // app-level layer is walked by every request, and Express's router allocates for each one it walks.
   app.use((req, res, next) => {
     startRequest(req, res);
-    if (req.path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
+    const p = req.path;
+    // As the Express route it replaced matched it: /healthz and /healthz/, GET and HEAD, before authentication.
+    if ((p === '/healthz' || p === '/healthz/') && (req.method === 'GET' || req.method === 'HEAD')) {
       res.json(health);
       return;
     }
