@@ -24,50 +24,22 @@ export class Bench {
     name: string,
     spec: Omit<LoadSpec, 'connections'> & { connections?: number },
   ): Promise<Row> {
-    if (!this.expressCeilingUrl) return this.load(section, name, spec);
-    const label = `${this.db} ${section}: ${name} (paired with Express)`;
-    process.stderr.write(`  ${label} ...`);
-    const load1 = os.loadavg()[0];
-    let row: Row;
-    try {
+    const ceilingUrl = this.expressCeilingUrl;
+    if (!ceilingUrl) return this.load(section, name, spec);
+    return this.record(section, name, ' (paired with Express)', async () => {
       const p = await measurePaired(
         { connections: this.connections, ...spec },
-        { url: this.expressCeilingUrl, connections: spec.connections ?? this.connections },
+        { url: ceilingUrl, connections: spec.connections ?? this.connections },
         this.plan,
       );
-      const load = p.scenario;
-      row = {
-        section,
-        name,
-        db: this.db,
-        status: load.ok === 0 ? 'error' : 'ok',
-        load,
-        load1,
-        ...this.ratios(load),
-        ratioExpress: p.ratio,
-        paired: { ceilingRps: p.ceiling.rps, ceilingP99: p.ceiling.p99, ratios: p.ratios },
-        note:
-          `x express paired: Express ${Math.round(p.ceiling.rps)} req/s in alternating runs, ratios ` +
-          p.ratios.map((r) => r.toFixed(2)).join('/') +
-          (load.non2xx + load.errors > 0 ? `; statuses ${JSON.stringify(load.statusCodes)}` : ''),
-      };
-      process.stderr.write(
-        ` ${Math.round(load.rps)} req/s p50 ${load.p50.toFixed(2)} p99 ${load.p99.toFixed(2)} ms, ` +
-          `Express ${Math.round(p.ceiling.rps)} req/s, ratio ${p.ratio.toFixed(2)}\n`,
-      );
-    } catch (err) {
-      row = {
-        section,
-        name,
-        db: this.db,
-        status: 'error',
-        note: String((err as Error).message ?? err),
-        load1,
-      };
-      process.stderr.write(` error: ${row.note}\n`);
-    }
-    this.rows.push(row);
-    return row;
+      const note =
+        `x express paired: Express ${Math.round(p.ceiling.rps)} req/s in alternating runs, ratios ` +
+        p.ratios.map((r) => r.toFixed(2)).join('/');
+      const row = this.loadRow(section, name, p.scenario, note);
+      row.ratioExpress = p.ratio;
+      row.paired = { ceilingRps: p.ceiling.rps, ceilingP99: p.ceiling.p99, ratios: p.ratios };
+      return { row, progress: `, Express ${Math.round(p.ceiling.rps)} req/s, ratio ${p.ratio.toFixed(2)}` };
+    });
   }
 
   /** Measures one load scenario and records it; a failure to run is recorded as an error row. */
@@ -77,22 +49,41 @@ export class Bench {
     spec: Omit<LoadSpec, 'connections'> & { connections?: number },
     note?: string,
   ): Promise<Row> {
-    const label = `${this.db} ${section}: ${name}`;
-    process.stderr.write(`  ${label} ...`);
-    let row: Row;
-    const load1 = os.loadavg()[0];
-    try {
+    return this.record(section, name, '', async () => {
       const load = await measure({ connections: this.connections, ...spec }, this.plan);
-      row = { section, name, db: this.db, status: 'ok', load, note, load1, ...this.ratios(load) };
-      const bad = load.non2xx + load.errors;
-      if (load.ok === 0) {
-        row.status = 'error';
-        row.note = [note, `no 2xx responses: ${JSON.stringify(load.statusCodes)}`].filter(Boolean).join('; ');
-      } else if (bad > 0) {
-        row.note = [note, `statuses ${JSON.stringify(load.statusCodes)}`].filter(Boolean).join('; ');
-      }
+      return { row: this.loadRow(section, name, load, note) };
+    });
+  }
+
+  /** A measured row: status and note say when responses were not 2xx. */
+  private loadRow(section: string, name: string, load: LoadResult, note?: string): Row {
+    const row: Row = { section, name, db: this.db, status: 'ok', load, note, ...this.ratios(load) };
+    const bad = load.non2xx + load.errors;
+    if (load.ok === 0) {
+      row.status = 'error';
+      row.note = [note, `no 2xx responses: ${JSON.stringify(load.statusCodes)}`].filter(Boolean).join('; ');
+    } else if (bad > 0) {
+      row.note = [note, `statuses ${JSON.stringify(load.statusCodes)}`].filter(Boolean).join('; ');
+    }
+    return row;
+  }
+
+  /** Runs a measurement with progress on stderr and records its row (an error row when it could not run). */
+  private async record(
+    section: string,
+    name: string,
+    labelSuffix: string,
+    run: () => Promise<{ row: Row; progress?: string }>,
+  ): Promise<Row> {
+    process.stderr.write(`  ${this.db} ${section}: ${name}${labelSuffix} ...`);
+    const load1 = os.loadavg()[0];
+    let row: Row;
+    try {
+      const r = await run();
+      row = { ...r.row, load1 };
+      const load = row.load!;
       process.stderr.write(
-        ` ${Math.round(load.rps)} req/s p50 ${load.p50.toFixed(2)} p99 ${load.p99.toFixed(2)} ms\n`,
+        ` ${Math.round(load.rps)} req/s p50 ${load.p50.toFixed(2)} p99 ${load.p99.toFixed(2)} ms${r.progress ?? ''}\n`,
       );
     } catch (err) {
       row = {
