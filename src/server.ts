@@ -10,6 +10,7 @@ import { loadSigningKeys } from './auth/keys.js';
 import { bootstrap } from './auth/bootstrap.js';
 import { ResourceRegistry } from './fhir/registry.js';
 import { createExpressApp, type FeatureRoutes } from './rest/app.js';
+import { createHttpServer } from './rest/http-server.js';
 import type { Services } from './services.js';
 import { BotService } from './bots/service.js';
 import { botRoutes } from './rest/bot-routes.js';
@@ -68,7 +69,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const features: FeatureRoutes[] = [terminologyRoutes, botRoutes];
 
   const app = createExpressApp(services, features);
-  const server = http.createServer(app);
+  const server = createHttpServer(app);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,7 +1,10 @@
 // The server's frame: health, routing errors, body limits, GraphQL endpoint, metadata, logs without secrets.
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
+import express from 'express';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHttpServer } from '../src/rest/http-server.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import {
   ADMIN_PASSWORD,
@@ -210,6 +213,35 @@ describe('client addresses behind a proxy', () => {
     } finally {
       await proxied.close();
       await dropSchema(proxied.schema);
+    }
+  });
+});
+
+describe('HTTP server', () => {
+  it("hands Express requests and responses that already carry the app's prototypes", async () => {
+    // Express re-prototypes every req/res it is given; objects born with its prototypes make that a no-op (see
+    // src/rest/http-server.ts). Express's own request and response helpers must work on them unchanged.
+    const app = express();
+    app.get('/probe', (req, res) => {
+      res.status(201).json({ q: req.query.q, path: req.path, accepts: req.accepts('json') });
+    });
+    const server = createHttpServer(app);
+    const born: boolean[] = [];
+    // Runs before Express sees the objects.
+    server.prependListener('request', (req, res) => {
+      born.push(Object.getPrototypeOf(req) === app.request, Object.getPrototypeOf(res) === app.response);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const res = await fetch(`http://127.0.0.1:${port}/probe?q=heart`, {
+        headers: { accept: 'application/json' },
+      });
+      expect(res.status).toBe(201);
+      expect(await res.json()).toEqual({ q: 'heart', path: '/probe', accepts: 'json' });
+      expect(born).toEqual([true, true]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
