@@ -5,7 +5,9 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 
 const FLUSH_MS = 250;
-const FLUSH_ROWS = 500;
+// Small batches: on the embedded database an INSERT runs on the server's own thread (~34 us per row), so a
+// 500-row batch held every request up for ~17 ms; 100 rows keep that under ~4 ms (bot p99 22 -> 13.5 ms).
+const FLUSH_ROWS = 100;
 
 /** One execution, as recorded. */
 export interface ExecutionRecord {
