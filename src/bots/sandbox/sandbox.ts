@@ -171,7 +171,8 @@ interface ExecState {
   done: boolean;
   timedOut: boolean;
   sleeps: Set<{ timer?: NodeJS.Timeout; resolve: (fired: boolean) => void }>;
-  abort: AbortController;
+  /** Aborts the execution's fetches when it ends; made by the first fetch (aborting one costs a DOMException). */
+  abort?: AbortController;
   hostCalls: number;
   running: number;
   queue: (() => void)[];
@@ -312,7 +313,7 @@ class IsolateEntry {
         };
         const remaining = exec.deadline - performance.now();
         const signal = AbortSignal.any([
-          exec.abort.signal,
+          (exec.abort ??= new AbortController()).signal,
           AbortSignal.timeout(Math.max(1, Math.ceil(remaining))),
         ]);
         const response = await policyFetch(req, this.opts.fetch, signal);
@@ -492,7 +493,6 @@ export class BotSandbox {
       done: false,
       timedOut: false,
       sleeps: new Set(),
-      abort: new AbortController(),
       hostCalls: 0,
       running: 0,
       queue: [],
@@ -548,7 +548,7 @@ export class BotSandbox {
       clearTimeout(hardTimer);
       clearTimeout(timer);
       exec.done = true;
-      exec.abort.abort();
+      exec.abort?.abort();
       for (const s of exec.sleeps) {
         clearTimeout(s.timer);
         s.resolve(false);
