@@ -44,7 +44,6 @@ async function ceilings(bench: Bench): Promise<Proc | undefined> {
   let express: Proc | undefined;
   for (const kind of ['node-http', 'express'] as const) {
     const proc = await startCeiling(kind);
-    let keep = false;
     try {
       const row = await bench.load('ceiling', kind === 'node-http' ? 'bare node:http' : 'bare Express', {
         url: `${proc.base}healthz`,
@@ -53,10 +52,9 @@ async function ceilings(bench: Bench): Promise<Proc | undefined> {
       if (kind === 'express' && row.load) {
         express = proc;
         bench.expressCeilingUrl = `${proc.base}healthz`;
-        keep = true;
       }
     } finally {
-      if (!keep) await proc.stop();
+      if (proc !== express) await proc.stop();
     }
   }
   // Ratios for the ceiling rows themselves, now that both are known.
