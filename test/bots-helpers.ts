@@ -1,17 +1,11 @@
 // Shared setup for the bot test files: a second project with its own admin, bots from code, executing them.
-import crypto from 'node:crypto';
-import { hashPassword } from '../src/auth/passwords.js';
+import { createProject } from './helpers/projects.js';
 import { call, signIn, type TestServer } from './helpers/server.js';
 
-/** Creates another project with an admin user (directly in the database) and returns that user's access token. */
+/** Creates another project with an admin user (GraphQL createProject) and returns that user's access token. */
 export async function createOtherProject(server: TestServer): Promise<string> {
-  const prisma = server.services.db.prisma;
-  const email = `other-${crypto.randomBytes(4).toString('hex')}@example.com`;
-  const password = 'other-password-123';
-  const project = await prisma.project.create({ data: { name: 'Other project' } });
-  const user = await prisma.user.create({ data: { email, passwordHash: await hashPassword(password) } });
-  await prisma.projectMembership.create({ data: { projectId: project.id, userId: user.id, admin: true } });
-  return (await signIn(server.base, email, password)).access_token;
+  const serverAdmin = (await signIn(server.base)).access_token;
+  return (await createProject(server.base, serverAdmin)).token;
 }
 
 /** Creates a bot with code and returns its id. */

@@ -1,15 +1,12 @@
 // CodeSystem and ValueSet over FHIR REST: create/read/update/delete/search, nested concepts round-trip,
 // validation errors, project isolation, shared core rows read-only, a 100,000-concept CodeSystem POSTed inline.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../src/auth/passwords.js';
 import { call, dropSchema, signIn, startTestServer, type TestServer } from './helpers/server.js';
+import { createProject } from './helpers/projects.js';
 
 let server: TestServer;
 let token: string;
 let otherToken: string;
-
-const OTHER_EMAIL = 'other-project@example.com';
-const OTHER_PASSWORD = 'other-password-123';
 
 const hierarchical = {
   resourceType: 'CodeSystem',
@@ -41,14 +38,7 @@ const hierarchical = {
 beforeAll(async () => {
   server = await startTestServer();
   token = (await signIn(server.base)).access_token;
-  // A second project with its own user: there is no API for projects, so it is made directly.
-  const prisma = server.services.db.prisma;
-  const project = await prisma.project.create({ data: { name: 'Other Project' } });
-  const user = await prisma.user.create({
-    data: { email: OTHER_EMAIL, passwordHash: await hashPassword(OTHER_PASSWORD) },
-  });
-  await prisma.projectMembership.create({ data: { projectId: project.id, userId: user.id, admin: true } });
-  otherToken = (await signIn(server.base, OTHER_EMAIL, OTHER_PASSWORD)).access_token;
+  otherToken = (await createProject(server.base, token, 'Other Project')).token;
 });
 
 afterAll(async () => {

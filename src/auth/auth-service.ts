@@ -6,6 +6,7 @@ import type { Database } from '../db/database.js';
 import { badRequest, forbidden, notFound, unauthorized, ApiError } from '../graphql/errors.js';
 import type { Principal } from '../graphql/context.js';
 import { OAuthError } from './oauth-error.js';
+import { normalizeEmail } from './email.js';
 import { DUMMY_HASH, hashPassword, safeEqual, sha256, verifyPassword } from './passwords.js';
 import { SessionCache, type SessionState } from './session-cache.js';
 import { TokenService } from './tokens.js';
@@ -440,9 +441,8 @@ export class AuthService {
   /** A project admin adds a user (new or existing account) to the project. */
   async createUser(caller: Principal, email: string, password: string, admin: boolean) {
     if (!caller.admin) throw forbidden('Only a project admin can create users');
-    const normalized = email.trim().toLowerCase();
-    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalized))
-      throw badRequest('email is not a valid address', ['email']);
+    const normalized = normalizeEmail(email);
+    if (!normalized) throw badRequest('email is not a valid address', ['email']);
     if (password.length < 8) throw badRequest('password must be at least 8 characters', ['password']);
     const passwordHash = await hashPassword(password);
     return this.db.prisma.$transaction(async (tx) => {

@@ -18,7 +18,7 @@ export async function bootstrap(db: Database, config: Config, logger: Logger): P
       `INSERT INTO "Project" (id, name) VALUES (gen_random_uuid(), 'Default Project') RETURNING id`,
     );
     const [user] = await sql<{ id: string }>(
-      `INSERT INTO "User" (id, email, "passwordHash", "firstName", "lastName") VALUES (gen_random_uuid(), $1, $2, 'Admin', 'User') RETURNING id`,
+      `INSERT INTO "User" (id, email, "passwordHash", "firstName", "lastName", "serverAdmin") VALUES (gen_random_uuid(), $1, $2, 'Admin', 'User', true) RETURNING id`,
       [email, passwordHash],
     );
     await sql(

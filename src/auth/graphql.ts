@@ -6,6 +6,7 @@ import { describeUserAgent } from './user-agent.js';
 import { loadMembershipRows, type MembershipRows } from './loaders.js';
 import { OAuthError } from './oauth-error.js';
 import { parseBasic } from './basic-auth.js';
+import { createProject } from './projects.js';
 
 export const UserRef = builder.prismaObject('User', {
   fields: (t) => ({
@@ -13,6 +14,9 @@ export const UserRef = builder.prismaObject('User', {
     email: t.exposeString('email'),
     firstName: t.exposeString('firstName', { nullable: true }),
     lastName: t.exposeString('lastName', { nullable: true }),
+    serverAdmin: t.exposeBoolean('serverAdmin', {
+      description: 'A server administrator may create projects.',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
@@ -153,6 +157,45 @@ builder.mutationField('createUser', (t) =>
     },
     resolve: (_q, _r, args, ctx) =>
       ctx.services.auth.createUser(requirePrincipal(ctx), args.email, args.password, args.admin ?? false),
+  }),
+);
+
+const CreatedProjectRef = builder
+  .objectRef<{ projectId: string; adminUserId: string }>('CreatedProject')
+  .implement({
+    fields: (t) => ({
+      project: t.prismaField({
+        type: 'Project',
+        resolve: (query, p, _a, ctx) =>
+          ctx.services.db.prisma.project.findUniqueOrThrow({ ...query, where: { id: p.projectId } }),
+      }),
+      admin: t.prismaField({
+        type: 'User',
+        resolve: (query, p, _a, ctx) =>
+          ctx.services.db.prisma.user.findUniqueOrThrow({ ...query, where: { id: p.adminUserId } }),
+      }),
+    }),
+  });
+
+builder.mutationField('createProject', (t) =>
+  t.field({
+    type: CreatedProjectRef,
+    description: 'A server administrator creates a project with its first admin user (a new account).',
+    args: {
+      name: t.arg.string({ required: true }),
+      adminEmail: t.arg.string({ required: true }),
+      adminPassword: t.arg.string({ required: true }),
+      adminFirstName: t.arg.string(),
+      adminLastName: t.arg.string(),
+    },
+    resolve: (_r, a, ctx) =>
+      createProject(ctx.services.db, requirePrincipal(ctx), {
+        name: a.name,
+        adminEmail: a.adminEmail,
+        adminPassword: a.adminPassword,
+        adminFirstName: a.adminFirstName ?? undefined,
+        adminLastName: a.adminLastName ?? undefined,
+      }),
   }),
 );
 

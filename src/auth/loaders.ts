@@ -23,6 +23,7 @@ type JoinedRow = {
   u_hash: string | null;
   u_first: string | null;
   u_last: string | null;
+  u_server_admin: boolean | null;
   u_created: Date | null;
 };
 
@@ -37,7 +38,7 @@ export function loadMembershipRows(
         `SELECT m.id AS m_id, m.admin AS m_admin, m."projectId" AS m_project, m."userId" AS m_user,
                 m."clientId" AS m_client, m."createdAt" AS m_created, p.name AS p_name, p."createdAt" AS p_created,
                 u.email AS u_email, u."passwordHash" AS u_hash, u."firstName" AS u_first, u."lastName" AS u_last,
-                u."createdAt" AS u_created
+                u."serverAdmin" AS u_server_admin, u."createdAt" AS u_created
            FROM "ProjectMembership" m
            JOIN "Project" p ON p.id = m."projectId"
            LEFT JOIN "User" u ON u.id = m."userId"
@@ -69,6 +70,7 @@ function toRows(r: JoinedRow): MembershipRows {
             passwordHash: r.u_hash ?? '',
             firstName: r.u_first,
             lastName: r.u_last,
+            serverAdmin: r.u_server_admin === true,
             createdAt: r.u_created ?? r.m_created,
           }
         : null,

@@ -1,6 +1,9 @@
-// Starts the server as a separate Node process (src/main.ts via tsx), as in production, for multi-instance tests.
+// Starts the server as a separate Node process (src/main.ts via tsx), as in production: for multi-instance tests,
+// and for attack tests (a request that stalls or kills the server must not take the test runner with it).
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, CLIENT_ID, CLIENT_SECRET } from './server.js';
 
@@ -13,8 +16,12 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Everything the process wrote to stdout and stderr (for assertions on logs and for failure messages). */
   output(): string;
-  /** Sends SIGTERM and resolves with the exit code (null when killed by a signal). */
-  stop(): Promise<number | null>;
+  /** True until the process has exited. */
+  alive(): boolean;
+  /** Sends SIGTERM and resolves with the exit code (null when killed by a signal). After `killAfterMs` (default
+   * 30 s) without an exit it sends SIGKILL, so a stuck server cannot hang the test run. Removes a temporary
+   * data directory. */
+  stop(killAfterMs?: number): Promise<number | null>;
 }
 
 /** A port that was free a moment ago (the OS picks it; closed before returning). */
@@ -29,14 +36,19 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Spawns `node --import tsx src/main.ts` on a free port and waits until GET /healthz answers 200. */
+/** Spawns `node --import tsx src/main.ts` on a free port and waits until GET /healthz answers 200. Without
+ * `databaseUrl` it runs on the embedded database in `dataDir` (default: a new temporary directory). */
 export async function startServerProcess(opts: {
-  databaseUrl: string;
-  schema: string;
+  databaseUrl?: string;
+  schema?: string;
+  dataDir?: string;
   env?: Record<string, string>;
   timeoutMs?: number;
 }): Promise<ServerProcess> {
   const port = await freePort();
+  const tempDir =
+    !opts.databaseUrl && !opts.dataDir ? fs.mkdtempSync(path.join(os.tmpdir(), 'fhir-proc-')) : undefined;
+  const dataDir = opts.dataDir ?? tempDir;
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -44,8 +56,9 @@ export async function startServerProcess(opts: {
     PORT: String(port),
     HOST: '127.0.0.1',
     BASE_URL: `http://127.0.0.1:${port}/`,
-    DATABASE_URL: opts.databaseUrl,
-    DATABASE_SCHEMA: opts.schema,
+    ...(opts.databaseUrl
+      ? { DATABASE_URL: opts.databaseUrl, DATABASE_SCHEMA: opts.schema }
+      : { DATA_DIR: dataDir }),
     ADMIN_EMAIL,
     ADMIN_PASSWORD,
     CLIENT_ID,
@@ -69,7 +82,10 @@ export async function startServerProcess(opts: {
   const base = `http://127.0.0.1:${port}/`;
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   for (;;) {
-    if (gone) throw new Error(`server process exited before it was ready:\n${out}`);
+    if (gone) {
+      if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
+      throw new Error(`server process exited before it was ready:\n${out}`);
+    }
     try {
       const r = await fetch(`${base}healthz`);
       if (r.status === 200) break;
@@ -78,6 +94,7 @@ export async function startServerProcess(opts: {
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
+      if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
       throw new Error(`server process did not become healthy in time:\n${out}`);
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -87,9 +104,16 @@ export async function startServerProcess(opts: {
     port,
     child,
     output: () => out,
-    async stop() {
+    alive: () => !gone,
+    async stop(killAfterMs = 30_000) {
       if (!gone) child.kill('SIGTERM');
-      return exited;
+      const timer = setTimeout(() => {
+        if (!gone) child.kill('SIGKILL');
+      }, killAfterMs);
+      const code = await exited;
+      clearTimeout(timer);
+      if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
+      return code;
     },
   };
 }

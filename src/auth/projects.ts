@@ -1,0 +1,66 @@
+// Projects (tenants): a server administrator creates a project together with its first admin user.
+import type { Database } from '../db/database.js';
+import { ApiError, badRequest, forbidden } from '../graphql/errors.js';
+import type { Principal } from '../graphql/context.js';
+import { normalizeEmail } from './email.js';
+import { hashPassword } from './passwords.js';
+
+/** What createProject needs. */
+export interface NewProject {
+  name: string;
+  adminEmail: string;
+  adminPassword: string;
+  adminFirstName?: string;
+  adminLastName?: string;
+}
+
+/** The project and admin user created. */
+export interface CreatedProject {
+  projectId: string;
+  adminUserId: string;
+}
+
+/** Longest project name accepted. */
+const MAX_NAME = 200;
+
+/** True when the caller is a user marked as a server administrator. */
+export async function isServerAdmin(db: Database, caller: Principal): Promise<boolean> {
+  if (!caller.userId) return false;
+  const u = await db.prisma.user.findUnique({ where: { id: caller.userId }, select: { serverAdmin: true } });
+  return u?.serverAdmin === true;
+}
+
+/** A server administrator creates a project and its first admin (a new account); one transaction. */
+export async function createProject(
+  db: Database,
+  caller: Principal,
+  input: NewProject,
+): Promise<CreatedProject> {
+  if (!(await isServerAdmin(db, caller))) throw forbidden('Only a server administrator can create projects');
+  const name = input.name.trim();
+  if (name.length === 0 || name.length > MAX_NAME)
+    throw badRequest(`name must be 1-${MAX_NAME} characters`, ['name']);
+  const email = normalizeEmail(input.adminEmail);
+  if (!email) throw badRequest('adminEmail is not a valid address', ['adminEmail']);
+  if (input.adminPassword.length < 8 || input.adminPassword.length > 1024)
+    throw badRequest('adminPassword must be 8-1024 characters', ['adminPassword']);
+  const passwordHash = await hashPassword(input.adminPassword);
+  return db.prisma.$transaction(async (tx) => {
+    // Only server administrators get here, so saying the address is taken reveals nothing to a tenant.
+    if (await tx.user.findUnique({ where: { email }, select: { id: true } }))
+      throw new ApiError(409, 'duplicate', 'A user with this email already exists', {
+        expression: ['adminEmail'],
+      });
+    const project = await tx.project.create({ data: { name } });
+    const user = await tx.user.create({
+      data: {
+        email,
+        passwordHash,
+        firstName: input.adminFirstName?.trim() || null,
+        lastName: input.adminLastName?.trim() || null,
+      },
+    });
+    await tx.projectMembership.create({ data: { projectId: project.id, userId: user.id, admin: true } });
+    return { projectId: project.id, adminUserId: user.id };
+  });
+}

@@ -1,0 +1,137 @@
+// The attack suite's measure: run one hostile request (or a burst) against a server process while a second client
+// polls GET /healthz every 50 ms, then judge: the attacker got a 2xx or 4xx within 5 s (never a 500, never
+// silence), /healthz never took longer than 500 ms, and the server still answers afterwards.
+import { expect } from 'vitest';
+import { startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { dropSchema, newSchemaName, onPostgres } from '../helpers/server.js';
+
+/** A server process for an attack file: the embedded database, or a fresh schema on TEST_DATABASE_URL. */
+export interface AttackTarget extends ServerProcess {
+  schema?: string;
+  /** Stops the process (SIGKILL after 10 s: a stuck server must not hang the suite) and drops its schema. */
+  close(): Promise<void>;
+}
+
+/** Starts a server process for attacks (extra environment settings on top of the test defaults). */
+export async function startAttackTarget(env: Record<string, string> = {}): Promise<AttackTarget> {
+  const schema = onPostgres ? newSchemaName() : undefined;
+  const proc = await startServerProcess({
+    databaseUrl: process.env.TEST_DATABASE_URL,
+    schema,
+    env,
+  });
+  return {
+    ...proc,
+    schema,
+    async close() {
+      await proc.stop(10_000);
+      await dropSchema(schema);
+    },
+  };
+}
+
+/** What one attack did to the server. */
+export interface AttackOutcome {
+  /** The attacker's HTTP status, or what happened instead. */
+  status: number | 'timeout' | 'network-error';
+  /** Milliseconds until the attacker's answer (or until it was given up). */
+  ms: number;
+  /** The start of the answer's body (2 KB), for assertions and failure messages. */
+  body: string;
+  /** The slowest /healthz answer while the attack ran and during the settle window after it. */
+  worstHealthMs: number;
+  /** How many /healthz polls completed. */
+  healthPolls: number;
+  /** The server answered /healthz 200 after the attack. */
+  alive: boolean;
+}
+
+/** What an attack sends: one request (its Response), or a burst summarised by one status. */
+export type Attack = (signal: AbortSignal) => Promise<Response | { status: number; body?: string }>;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs `send` while polling /healthz every 50 ms; gives the attacker `limitMs` (default 5 s) to be answered. */
+export async function underAttack(
+  target: { base: string },
+  send: Attack,
+  opts: { limitMs?: number; settleMs?: number } = {},
+): Promise<AttackOutcome> {
+  const limitMs = opts.limitMs ?? 5_000;
+  const settleMs = opts.settleMs ?? 500;
+  let polling = true;
+  let worst = 0;
+  let polls = 0;
+  let pendingSince: number | undefined;
+  const poller = (async () => {
+    while (polling) {
+      const t0 = performance.now();
+      pendingSince = t0;
+      try {
+        const r = await fetch(`${target.base}healthz`, { signal: AbortSignal.timeout(60_000) });
+        await r.arrayBuffer();
+      } catch {
+        // A failed poll is judged by its time (and by the liveness check afterwards).
+      }
+      pendingSince = undefined;
+      worst = Math.max(worst, performance.now() - t0);
+      polls++;
+      await sleep(50);
+    }
+  })();
+
+  const abort = new AbortController();
+  const started = performance.now();
+  let status: AttackOutcome['status'];
+  let body = '';
+  const timer = setTimeout(() => abort.abort(), limitMs);
+  try {
+    const r = await send(abort.signal);
+    if (r instanceof Response) {
+      body = (await r.text()).slice(0, 2048);
+    } else {
+      body = r.body ?? '';
+    }
+    status = r.status;
+  } catch (err) {
+    status = abort.signal.aborted ? 'timeout' : 'network-error';
+    body = err instanceof Error ? err.message : String(err);
+  }
+  clearTimeout(timer);
+  const ms = performance.now() - started;
+
+  await sleep(settleMs);
+  polling = false;
+  // A poll still waiting is a stall still going on: count it so far, and do not wait for it.
+  if (pendingSince !== undefined) worst = Math.max(worst, performance.now() - pendingSince);
+  await Promise.race([poller, sleep(100)]);
+
+  let alive = false;
+  try {
+    const r = await fetch(`${target.base}healthz`, { signal: AbortSignal.timeout(2_000) });
+    alive = r.status === 200;
+    await r.arrayBuffer();
+  } catch {
+    alive = false;
+  }
+  return { status, ms, body, worstHealthMs: worst, healthPolls: polls, alive };
+}
+
+/** The suite's measure: answered 2xx/4xx in time, /healthz under 500 ms throughout, server up afterwards. */
+export function expectContained(
+  o: AttackOutcome,
+  opts: { status?: number | number[]; maxHealthMs?: number } = {},
+) {
+  const detail = JSON.stringify({ ...o, body: o.body.slice(0, 300) });
+  expect(
+    typeof o.status === 'number' && o.status >= 200 && o.status < 500,
+    `answered 2xx/4xx: ${detail}`,
+  ).toBe(true);
+  if (opts.status !== undefined) {
+    const allowed = Array.isArray(opts.status) ? opts.status : [opts.status];
+    expect(allowed, `status: ${detail}`).toContain(o.status);
+  }
+  expect(o.ms, `answered within 5 s: ${detail}`).toBeLessThan(5_000);
+  expect(o.worstHealthMs, `worst /healthz latency: ${detail}`).toBeLessThan(opts.maxHealthMs ?? 500);
+  expect(o.alive, `server still up: ${detail}`).toBe(true);
+}
