@@ -10,6 +10,7 @@ import { authRouter } from './auth-routes.js';
 import { oauthRouter } from './oauth-routes.js';
 import { fhirRoutes } from './fhir-routes.js';
 import { operationOutcome, sendError, sendFhir } from './outcome.js';
+import { registerGraphiQLAssets, renderGraphiQLPage } from './graphiql-page.js';
 
 /** The FHIR base path: `{BASE_URL}fhir/R4`. */
 export const FHIR_BASE = '/fhir/R4';
@@ -63,11 +64,15 @@ export function createExpressApp(services: Services, features: FeatureRoutes[] =
     authenticated(req, res, next);
   });
 
+  // GraphiQL from the installed package (no CDN): its assets first, then the page as yoga's renderer.
+  const basePath = new URL(services.config.baseUrl).pathname;
+  registerGraphiQLAssets(app);
   const yoga = createYoga({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     logging: false,
+    renderGraphiQL: (options) => renderGraphiQLPage(basePath, { ...options }),
     context: ({ req }: { req: express.Request }) => contextFor(req),
   });
   app.use('/graphql', yoga as unknown as RequestHandler);
