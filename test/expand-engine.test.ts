@@ -22,6 +22,7 @@ import {
   type ValueSetResource,
   type ValueSetResourceWithExpansion,
 } from '../src/terminology/engine/index.js';
+import { GENERATOR } from './helpers/shared.js';
 
 const FIXTURES = path.join(import.meta.dirname, 'fixtures', 'terminology');
 const load = <T>(name: string): T => JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8')) as T;
@@ -821,7 +822,7 @@ describe('benchmark code system (100,000 concepts)', () => {
 
   beforeAll(() => {
     if (!fs.existsSync(path.join(dir, 'expected.json'))) {
-      execFileSync(process.execPath, ['/work/shared/bench/gen-codesystem.mjs', '--out', dir]);
+      execFileSync(process.execPath, [GENERATOR, '--out', dir]);
     }
     v8.setFlagsFromString('--expose-gc'); // for a meaningful heap delta
     gc = vm.runInNewContext('gc') as () => void;

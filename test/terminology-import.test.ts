@@ -15,6 +15,7 @@ import {
   startTestServer,
   type TestServer,
 } from './helpers/server.js';
+import { GENERATOR } from './helpers/shared.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -65,7 +66,7 @@ beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'term-import-'));
   dataDir = path.join(tmp, 'data');
   schema = onPostgres ? newSchemaName() : undefined;
-  await run(process.execPath, ['/work/shared/bench/gen-codesystem.mjs', '--out', path.join(tmp, 'bench')]);
+  await run(process.execPath, [GENERATOR, '--out', path.join(tmp, 'bench')]);
   s = await start();
   token = (await signIn(s.base)).access_token;
 });
