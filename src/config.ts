@@ -112,7 +112,7 @@ export function loadConfig(overrides: Partial<Config> = {}): Config {
     trustProxy: trustProxySetting(env.TRUST_PROXY),
     expandMaxUnpaged: int('EXPAND_MAX_UNPAGED', 10000),
     expandMaxCount: int('EXPAND_MAX_COUNT', 10000),
-    expandFilterMaxLength: int('EXPAND_FILTER_MAX_LENGTH', 1000),
+    expandFilterMaxLength: int('EXPAND_FILTER_MAX_CHARS', 1000),
     expandFilterMaxWords: int('EXPAND_FILTER_MAX_WORDS', 20),
     expandRegexMaxLength: int('EXPAND_REGEX_MAX_LENGTH', 1000),
     expandRegexBudgetMs: int('EXPAND_REGEX_BUDGET_MS', 2000),

@@ -128,7 +128,7 @@ describe('$expand filter', () => {
       ),
     );
     expectContained(o, { status: 400 });
-    expect(o.body).toMatch(/EXPAND_FILTER_MAX_LENGTH/);
+    expect(o.body).toMatch(/EXPAND_FILTER_MAX_CHARS/);
   }, 30_000);
 
   it('the worst filter within the limits (20 distinct words, repeated to 1,000 characters) stays fast', async () => {

@@ -309,7 +309,7 @@ function validateRequest(req: ExpandRequest, limits: ExpandLimits): void {
   if (req.filter !== undefined && req.filter.length > maxLen) {
     throw invalid(
       `Parameter filter is ${req.filter.length} characters long, more than the limit of ${maxLen} ` +
-        `(EXPAND_FILTER_MAX_LENGTH)`,
+        `(EXPAND_FILTER_MAX_CHARS)`,
       ['filter'],
     );
   }
