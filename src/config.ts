@@ -34,6 +34,16 @@ export interface Config {
   trustProxy: boolean | number | string;
   /** Max entries an unpaged $expand returns before answering too-costly. */
   expandMaxUnpaged: number;
+  /** Largest $expand `count` (above it: 400). */
+  expandMaxCount: number;
+  /** Longest $expand `filter` in characters (above it: 400). */
+  expandFilterMaxLength: number;
+  /** Most distinct words in an $expand `filter` (above it: 400). */
+  expandFilterMaxWords: number;
+  /** Longest compose filter `regex` pattern in characters (above it: 400). */
+  expandRegexMaxLength: number;
+  /** Wall-clock budget of one regex compose filter in ms (above it: 422 too-costly). */
+  expandRegexBudgetMs: number;
   /** Load the FHIR R4 core CodeSystems and ValueSets at start. */
   loadCoreTerminology: boolean;
   /** Allow bots' fetch() to reach loopback/private addresses (off by default). */
@@ -101,6 +111,11 @@ export function loadConfig(overrides: Partial<Config> = {}): Config {
     logLevel: env.LOG_LEVEL ?? 'info',
     trustProxy: trustProxySetting(env.TRUST_PROXY),
     expandMaxUnpaged: int('EXPAND_MAX_UNPAGED', 10000),
+    expandMaxCount: int('EXPAND_MAX_COUNT', 10000),
+    expandFilterMaxLength: int('EXPAND_FILTER_MAX_CHARS', 1000),
+    expandFilterMaxWords: int('EXPAND_FILTER_MAX_WORDS', 20),
+    expandRegexMaxLength: int('EXPAND_REGEX_MAX_LENGTH', 1000),
+    expandRegexBudgetMs: int('EXPAND_REGEX_BUDGET_MS', 2000),
     loadCoreTerminology: bool('LOAD_CORE_TERMINOLOGY', true),
     botFetchAllowPrivate: bool('BOT_FETCH_ALLOW_PRIVATE', false),
     botLogLimit: int('BOT_LOG_LIMIT', 64 * 1024),

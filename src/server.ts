@@ -14,7 +14,7 @@ import { createHttpServer } from './rest/http-server.js';
 import type { Services } from './services.js';
 import { BotService } from './bots/service.js';
 import { botRoutes } from './rest/bot-routes.js';
-import { TerminologyService } from './terminology/service.js';
+import { expandLimitsOf, TerminologyService } from './terminology/service.js';
 import { setupTerminology } from './terminology/setup.js';
 import { terminologyRoutes } from './rest/terminology-routes.js';
 
@@ -59,7 +59,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     auth,
     fhir: new ResourceRegistry(),
     bots: new BotService(db, config, logger),
-    terminology: new TerminologyService(db, logger, config.expandMaxUnpaged),
+    terminology: new TerminologyService(db, logger, expandLimitsOf(config)),
     instanceId: crypto.randomUUID(),
   };
   services.fhir.register('Bot', services.bots.store);

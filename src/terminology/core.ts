@@ -53,10 +53,15 @@ export async function loadCoreTerminology(
   const result = await db.transaction(async (sql) => {
     if (db.kind === 'postgres') await sql('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
     if (await isLoaded(sql)) return undefined;
-    // Another package version's core rows are replaced as a whole.
-    await sql(`DELETE FROM "TerminologyIdentifier" WHERE "projectId" IS NULL`);
-    await sql(`DELETE FROM "CodeSystem" WHERE "projectId" IS NULL`);
-    await sql(`DELETE FROM "ValueSet" WHERE "projectId" IS NULL`);
+    // Another package version's core rows are replaced as a whole: only the rows this loader wrote (source
+    // 'core'). Shared rows from `npm run import -- --shared` are not the loader's to delete.
+    await sql(
+      `DELETE FROM "TerminologyIdentifier" WHERE "projectId" IS NULL AND "resourceId" IN (
+         SELECT id FROM "CodeSystem" WHERE "projectId" IS NULL AND source = 'core'
+         UNION ALL SELECT id FROM "ValueSet" WHERE "projectId" IS NULL AND source = 'core')`,
+    );
+    await sql(`DELETE FROM "CodeSystem" WHERE "projectId" IS NULL AND source = 'core'`);
+    await sql(`DELETE FROM "ValueSet" WHERE "projectId" IS NULL AND source = 'core'`);
 
     const seen = new Set<string>();
     const cs: Array<{ id: string; r: Record<string, unknown>; concepts: ConceptInput[] }> = [];
@@ -106,8 +111,9 @@ async function insertRows(
   for (let start = 0; start < rows.length; start += 500) {
     const chunk = rows.slice(start, start + 500);
     await sql(
-      `INSERT INTO "${type}" (id, "projectId", url, version, name, status, resource, "versionId", "updatedAt")
-       SELECT i::uuid, NULL, u, v, n, st, r::jsonb, 1, now() AT TIME ZONE 'UTC'
+      `INSERT INTO "${type}" (id, "projectId", url, version, name, status, resource, "versionId", "updatedAt",
+         source)
+       SELECT i::uuid, NULL, u, v, n, st, r::jsonb, 1, now() AT TIME ZONE 'UTC', 'core'
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS t(i, u, v, n, st, r)`,
       [
         chunk.map((c) => c.id),

@@ -230,7 +230,7 @@ export async function saveResource(
   if (targetId) {
     const [row] = await sql<{ id: string; versionId: number; projectId: string | null }>(
       `UPDATE ${table(type)} SET url = $3, version = $4, name = $5, status = $6, resource = $7::jsonb,
-         "versionId" = "versionId" + 1, "updatedAt" = $8::timestamp
+         "versionId" = "versionId" + 1, "updatedAt" = $8::timestamp, source = NULL
        WHERE id = $1::uuid AND "projectId" IS NOT DISTINCT FROM $2::uuid RETURNING id, "versionId"`,
       [
         targetId,

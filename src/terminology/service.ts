@@ -2,6 +2,7 @@
 // shared core), keeps CodeSystemIndexes in memory per CodeSystem id+versionId, and runs $expand through the
 // engine. Every change is announced with NOTIFY terminology_changed so every instance drops what it cached.
 import type { Logger } from 'pino';
+import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest, notFound, type IssueCode } from '../graphql/errors.js';
 import { CodeSystemIndex } from './engine/code-system-index.js';
@@ -11,6 +12,7 @@ import { codeSystemMetaOf } from './engine/flatten.js';
 import type {
   CodeSystemResource,
   ConceptInput,
+  ExpandLimits,
   ExpandRequest,
   Resolver,
   ValueSetResource,
@@ -52,7 +54,7 @@ export class TerminologyService {
   constructor(
     readonly db: Database,
     private readonly logger: Logger,
-    private readonly maxUnpaged: number,
+    private readonly limits: ExpandLimits,
   ) {}
 
   /** Subscribes to change notifications (call once at start). */
@@ -98,7 +100,8 @@ export class TerminologyService {
     if (!this.db.listening) this.clearAll();
     const resolver = this.resolverFor(projectId);
     let vs: ValueSetResource | undefined;
-    if (target.valueSet !== undefined && target.valueSet !== null) {
+    const inline = target.valueSet !== undefined && target.valueSet !== null;
+    if (inline) {
       vs = inlineValueSet(target.valueSet);
     } else if (target.id !== undefined) {
       vs = (await this.valueSetById(projectId, target.id)) ?? undefined;
@@ -124,7 +127,7 @@ export class TerminologyService {
       throw badRequest('Give the url of a value set (or an id, or an inline valueSet) to expand', ['url']);
     }
     try {
-      return await this.engine.expand(vs, req, resolver, { maxUnpaged: this.maxUnpaged });
+      return await this.engine.expand(vs, req, resolver, this.limits, { inline });
     } catch (err) {
       throw toApiError(err);
     }
@@ -135,6 +138,7 @@ export class TerminologyService {
     let r = this.resolvers.get(projectId);
     if (!r) {
       r = {
+        scope: projectId,
         codeSystem: (url, version) => this.codeSystemIndex(projectId, url, version),
         valueSet: async (url, version) => (await this.valueSet(projectId, url, version)) ?? undefined,
         generation: () => this.generation,
@@ -285,6 +289,17 @@ function inlineValueSet(v: unknown): ValueSetResource {
   if (vs.compose === undefined && vs.expansion === undefined)
     throw badRequest('The inline valueSet has neither compose nor expansion', ['valueSet']);
   return vs as unknown as ValueSetResource;
+}
+
+/** The $expand limits of a configuration. */
+export function expandLimitsOf(config: Config): ExpandLimits {
+  return {
+    maxUnpaged: config.expandMaxUnpaged,
+    maxCount: config.expandMaxCount,
+    maxFilterLength: config.expandFilterMaxLength,
+    maxFilterWords: config.expandFilterMaxWords,
+    regex: { maxPatternLength: config.expandRegexMaxLength, budgetMs: config.expandRegexBudgetMs },
+  };
 }
 
 /** Engine errors become API errors with the engine's status and issue code; others pass through. */

@@ -4,6 +4,7 @@
 import { CodeSystemIndex, FLAG_ABSTRACT, FLAG_INACTIVE } from './code-system-index.js';
 import { TerminologyError, invalid } from './errors.js';
 import { EntrySet, Membership, makeOverride, type Dependency, type EntryOverride } from './membership.js';
+import { compileFilterRegex, DEFAULT_REGEX_LIMITS, runSliced, type RegexLimits } from './safe-regex.js';
 import type {
   ConceptInput,
   Resolver,
@@ -19,6 +20,8 @@ export interface ComposeContext {
   forceSystemVersion: Map<string, string>;
   /** Canonical urls of the value sets being evaluated, outermost first (cycle detection). */
   stack: string[];
+  /** Limits of regex filters (default: DEFAULT_REGEX_LIMITS). */
+  regexLimits?: RegexLimits;
   /** Membership of an imported value set (cached by the engine). */
   importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership>;
 }
@@ -40,9 +43,10 @@ const BUILTIN_PROPS = new Set([
 /** Code system contents whose concept list is complete: listed codes not in it are errors. */
 const COMPLETE_CONTENT = new Set(['complete', 'supplement', undefined as unknown as string]);
 
-/** Identity of a value set for caches: id/versionId when known, else its compose, else the object. */
-export function valueSetIdentity(vs: ValueSetResource): string {
-  if (vs.id && vs.meta?.versionId)
+/** Identity of a value set for caches: id/versionId when known and trusted (a stored value set; never for one a
+ * client sent inline, whose id and versionId say nothing about its compose), else its compose, else the object. */
+export function valueSetIdentity(vs: ValueSetResource, trustId = true): string {
+  if (trustId && vs.id && vs.meta?.versionId)
     return `vs:${vs.id}/${vs.meta.versionId}|${vs.url ?? ''}|${vs.version ?? ''}`;
   if (vs.compose) return 'vs-json:' + JSON.stringify([vs.url, vs.version, vs.compose]);
   let n = objectIds.get(vs);
@@ -216,7 +220,11 @@ class Evaluator {
     emit: Emit,
   ): Promise<void> {
     let src = await this.resolveSystem(system, inc.version, path);
-    const masks = (inc.filter ?? []).map((f, k) => evaluateFilter(src, f, `${path}.filter[${k}]`));
+    const masks: Uint8Array[] = [];
+    for (const [k, f] of (inc.filter ?? []).entries()) {
+      const mk = evaluateFilter(src, f, `${path}.filter[${k}]`, this.ctx.regexLimits);
+      masks.push(mk instanceof Uint8Array ? mk : await mk);
+    }
     const passes = (ord: number): boolean => {
       for (const mk of masks) if (!mk[ord]) return false;
       return true;
@@ -287,8 +295,14 @@ class Evaluator {
   }
 }
 
-/** The concepts of src a compose filter selects, as a mask by ordinal. */
-export function evaluateFilter(src: CodeSystemIndex, f: ValueSetFilter, path: string): Uint8Array {
+/** The concepts of src a compose filter selects, as a mask by ordinal (a promise when a regex filter needed to
+ * yield the event loop). */
+export function evaluateFilter(
+  src: CodeSystemIndex,
+  f: ValueSetFilter,
+  path: string,
+  regexLimits: RegexLimits = DEFAULT_REGEX_LIMITS,
+): Uint8Array | Promise<Uint8Array> {
   const { property, op, value } = f;
   const where = `${path} (${property ?? '?'} ${op ?? '?'} ${value ?? '?'})`;
   if (!property) throw invalid(`Filter ${where} has no property`, [path]);
@@ -343,13 +357,22 @@ export function evaluateFilter(src: CodeSystemIndex, f: ValueSetFilter, path: st
   let test: (v: string) => boolean;
   let negate = false;
   if (op === 'regex') {
-    let re: RegExp;
-    try {
-      re = compileAnchored(value);
-    } catch (e) {
-      throw invalid(`Filter ${where}: invalid regular expression: ${(e as Error).message}`, [path]);
-    }
-    test = (v) => re.test(v);
+    const re = compileFilterRegex(value, where, path, regexLimits);
+    const done = runSliced(
+      n,
+      (i) => {
+        for (const v of valuesOf(i)) {
+          if (re.matches(v)) {
+            mask[i] = 1;
+            return;
+          }
+        }
+      },
+      regexLimits.budgetMs,
+      `Filter ${where.slice(0, 200)}`,
+      path,
+    );
+    return done === undefined ? mask : done.then(() => mask);
   } else if (op === '=') {
     test = (v) => v === value;
   } else {
@@ -396,14 +419,5 @@ function propertyGetter(src: CodeSystemIndex, property: string): (ord: number) =
       return (o) => [String((src.flags[o] & FLAG_ABSTRACT) !== 0)];
     default:
       return (o) => src.propertyValues(o, property);
-  }
-}
-
-/** The pattern anchored to the whole value (unicode mode when the pattern allows it). */
-function compileAnchored(pattern: string): RegExp {
-  try {
-    return new RegExp(`^(?:${pattern})$`, 'u');
-  } catch {
-    return new RegExp(`^(?:${pattern})$`);
   }
 }

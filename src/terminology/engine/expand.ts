@@ -22,6 +22,8 @@ import type {
   ValueSetResource,
   ValueSetResourceWithExpansion,
 } from './types.js';
+import { DEFAULT_EXPAND_LIMITS, MAX_OFFSET } from './types.js';
+import { DEFAULT_REGEX_LIMITS, type RegexLimits } from './safe-regex.js';
 
 export interface ExpansionEngineOptions {
   /** How many value set memberships to keep (LRU). Default 256. */
@@ -30,7 +32,10 @@ export interface ExpansionEngineOptions {
 
 interface PreparedFilter {
   raw: string;
+  /** The normalised words in order (for "display starts with the filter"). */
   words: string[];
+  /** The distinct words (for matching: a repeated word costs nothing more). */
+  distinct: string[];
   joined: string;
 }
 
@@ -71,8 +76,10 @@ export class ExpansionEngine {
     req: ExpandRequest,
     resolver: Resolver,
     limits: ExpandLimits,
+    opts: { inline?: boolean } = {},
   ): Promise<ValueSetResourceWithExpansion> {
     validateRequest(req, limits);
+    const filter = prepareFilter(req.filter, limits);
     if (req.valueSetVersion !== undefined && vs.version !== undefined && req.valueSetVersion !== vs.version) {
       throw new TerminologyError(
         404,
@@ -90,11 +97,11 @@ export class ExpansionEngine {
     const ctx = new EngineComposeContext(this, resolver, systemVersion, forceSystemVersion, versionKey, [
       vs.url ?? '#',
     ]);
-    const found = this.membership(vs, ctx, versionKey);
+    ctx.regexLimits = limits.regex ?? DEFAULT_REGEX_LIMITS;
+    const found = this.membership(vs, ctx, versionKey, valueSetIdentity(vs, opts.inline !== true));
     const m = found instanceof Membership ? found : await found;
 
     const excludeMask = (req.activeOnly ? FLAG_INACTIVE : 0) | (req.excludeNotForUI ? FLAG_ABSTRACT : 0);
-    const filter = prepareFilter(req.filter);
     const lang = req.displayLanguage || undefined;
     let positions: Int32Array | undefined;
     if (filter) {
@@ -169,8 +176,11 @@ export class ExpansionEngine {
     vs: ValueSetResource,
     ctx: ComposeContext,
     versionKey: string,
+    identity: string = valueSetIdentity(vs),
   ): Membership | Promise<Membership> {
-    const key = `${valueSetIdentity(vs)}\u0000${versionKey}`;
+    // Partitioned by the resolver's scope (the project): what one project's definitions resolve to is never
+    // served to another, even for the same shared value set.
+    const key = `${ctx.resolver.scope ?? ''}\u0000${identity}\u0000${versionKey}`;
     const cached = this.memberships.get(key);
     if (cached) {
       cached.lastUse = ++this.useCounter;
@@ -245,6 +255,8 @@ class EngineComposeContext implements ComposeContext {
     readonly stack: string[],
   ) {}
 
+  regexLimits: RegexLimits = DEFAULT_REGEX_LIMITS;
+
   async importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership> {
     const inner = new EngineComposeContext(
       this.engine,
@@ -254,6 +266,7 @@ class EngineComposeContext implements ComposeContext {
       this.versionKey,
       stack,
     );
+    inner.regexLimits = this.regexLimits;
     return this.engine.membership(vs, inner, this.versionKey);
   }
 }
@@ -280,8 +293,26 @@ function nonNegInt(v: unknown, name: string): void {
 function validateRequest(req: ExpandRequest, limits: ExpandLimits): void {
   nonNegInt(req.offset, 'offset');
   nonNegInt(req.count, 'count');
+  const maxCount = limits.maxCount ?? DEFAULT_EXPAND_LIMITS.maxCount;
+  if (req.count !== undefined && req.count > maxCount) {
+    throw invalid(
+      `Parameter count is ${req.count}, more than the limit of ${maxCount} (EXPAND_MAX_COUNT): page with offset`,
+      ['count'],
+    );
+  }
+  if (req.offset !== undefined && req.offset > MAX_OFFSET) {
+    throw invalid(`Parameter offset is ${req.offset}, more than the limit of ${MAX_OFFSET}`, ['offset']);
+  }
   if (req.filter !== undefined && typeof req.filter !== 'string')
     throw invalid('Parameter filter must be a string');
+  const maxLen = limits.maxFilterLength ?? DEFAULT_EXPAND_LIMITS.maxFilterLength;
+  if (req.filter !== undefined && req.filter.length > maxLen) {
+    throw invalid(
+      `Parameter filter is ${req.filter.length} characters long, more than the limit of ${maxLen} ` +
+        `(EXPAND_FILTER_MAX_CHARS)`,
+      ['filter'],
+    );
+  }
   if (!(limits.maxUnpaged >= 0)) throw new Error('limits.maxUnpaged must be a non-negative number');
 }
 
@@ -301,11 +332,20 @@ function canonicalMap(v: string | string[] | undefined, name: string): Map<strin
   return out;
 }
 
-function prepareFilter(filter: string | undefined): PreparedFilter | undefined {
+function prepareFilter(filter: string | undefined, limits: ExpandLimits): PreparedFilter | undefined {
   const raw = filter?.trim() ?? '';
   if (raw === '') return undefined;
   const words = tokenize(raw);
-  return { raw, words, joined: words.join(' ') };
+  const distinct = [...new Set(words)];
+  const maxWords = limits.maxFilterWords ?? DEFAULT_EXPAND_LIMITS.maxFilterWords;
+  if (distinct.length > maxWords) {
+    throw invalid(
+      `Parameter filter has ${distinct.length} distinct words, more than the limit of ${maxWords} ` +
+        `(EXPAND_FILTER_MAX_WORDS)`,
+      ['filter'],
+    );
+  }
+  return { raw, words, distinct, joined: words.join(' ') };
 }
 
 /**
@@ -319,7 +359,7 @@ export function filterAndRank(
   lang?: string,
 ): Int32Array {
   const nSrc = m.sources.length;
-  const nw = f.words.length;
+  const nw = f.distinct.length;
   const codeHits = new Int32Array(nSrc).fill(-1);
   const rangesBySource: WordRange[][] = [];
   let cap = m.overrides.size + 1024;
@@ -344,7 +384,7 @@ export function filterAndRank(
         codeHits[si] = codeOrd;
       }
     }
-    const ranges = nw > 0 ? f.words.map((w) => src.prefixRange(w)) : [];
+    const ranges = nw > 0 ? f.distinct.map((w) => src.prefixRange(w)) : [];
     rangesBySource.push(ranges);
     if (nw === 0) continue;
     const cands = src.matchRanges(ranges); // scratch: consumed before the next source
@@ -354,10 +394,12 @@ export function filterAndRank(
       starts = growScratch(SLOT_STARTS, starts, nStarts, cap);
       rest = growScratch(SLOT_REST, rest, nRest, cap);
     }
-    const exactIds = new Int32Array(nw - 1);
+    // "Starts with the filter" compares the words in order, repeats included.
+    const nOrdered = f.words.length;
+    const exactIds = new Int32Array(nOrdered - 1);
     let rankable = true;
-    for (let i = 0; i < nw - 1; i++) if ((exactIds[i] = src.wordId(f.words[i])) < 0) rankable = false;
-    const lastRange = ranges[nw - 1];
+    for (let i = 0; i < nOrdered - 1; i++) if ((exactIds[i] = src.wordId(f.words[i])) < 0) rankable = false;
+    const lastRange = src.prefixRange(f.words[nOrdered - 1]);
     const langMode = lang !== undefined && src.designations.size > 0;
     let lastS = -1;
     let lastR = -1;
@@ -391,7 +433,7 @@ export function filterAndRank(
       const src = m.sources[si];
       const ord = m.entOrd[pos];
       if (codeHits[si] === ord) continue;
-      if (!overrideMatches(ov, f.words) && !src.conceptHasAll(ord, rangesBySource[si])) continue;
+      if (!overrideMatches(ov, f.distinct) && !src.conceptHasAll(ord, rangesBySource[si])) continue;
       const langD =
         lang !== undefined
           ? (pickDesignation(ov.designations, lang) ?? pickDesignation(src.designations.get(ord), lang))

@@ -1,5 +1,6 @@
 // FHIR R4 shapes the expansion engine reads and writes (only the elements it uses; others pass through).
 import type { CodeSystemIndex } from './code-system-index.js';
+import type { RegexLimits } from './safe-regex.js';
 
 export interface Coding {
   system?: string;
@@ -172,7 +173,21 @@ export interface ExpandRequest {
 export interface ExpandLimits {
   /** The most entries an expansion without `count` may return (counted after the filter). */
   maxUnpaged: number;
+  /** The largest `count` accepted (default: DEFAULT_EXPAND_LIMITS.maxCount). */
+  maxCount?: number;
+  /** The longest `filter` accepted, in characters (default: DEFAULT_EXPAND_LIMITS.maxFilterLength). */
+  maxFilterLength?: number;
+  /** The most distinct words a `filter` may have (default: DEFAULT_EXPAND_LIMITS.maxFilterWords). */
+  maxFilterWords?: number;
+  /** Limits of compose filters with op `regex` (default: DEFAULT_REGEX_LIMITS). */
+  regex?: RegexLimits;
 }
+
+/** Defaults of the optional limits (the server's come from src/config.ts). */
+export const DEFAULT_EXPAND_LIMITS = { maxCount: 10_000, maxFilterLength: 1000, maxFilterWords: 20 } as const;
+
+/** The largest `offset` accepted (offset + count stays a small integer). */
+export const MAX_OFFSET = 2_147_483_647;
 
 /** Where the engine finds code systems and imported value sets (the service layer caches both). */
 export interface Resolver {
@@ -180,6 +195,10 @@ export interface Resolver {
   codeSystem(url: string, version?: string): Promise<CodeSystemIndex | undefined>;
   /** A value set by canonical url; without version, the current one. */
   valueSet(url: string, version?: string): Promise<ValueSetResource | undefined>;
+  /** Optional: the partition of the engine's caches this resolver's answers go to (e.g. the project id). Two
+   * resolvers that may answer the same url differently must have different scopes: a membership evaluated
+   * through one is never served to the other. */
+  readonly scope?: string;
   /** Optional: a number that changes whenever any answer of this resolver may have changed. While it stays the
    * same, a cached expansion's dependencies need no re-check. */
   generation?(): number;

@@ -1,0 +1,201 @@
+// Attacks on $expand: a catastrophic regex in a compose filter (the HL7 regex-bad case), a huge filter of
+// repeated words over long displays, and a `count` far past EXPAND_MAX_UNPAGED. Each ran for minutes, or
+// returned everything, on the code before the limits.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, signIn } from '../helpers/server.js';
+import { expectContained, startAttackTarget, underAttack, type AttackTarget } from './harness.js';
+
+let target: AttackTarget;
+let token: string;
+
+const REGEX_BAD = 'http://hl7.org/fhir/test/CodeSystem/regex-bad';
+const LONG = 'http://example.org/attack/long-displays';
+const WIDE = 'http://example.org/attack/wide';
+
+async function post(type: string, body: unknown): Promise<void> {
+  const r = await call(target.base, 'POST', `fhir/R4/${type}`, { token, body });
+  if (r.status !== 201) throw new Error(`create ${type}: ${r.status} ${r.text}`);
+}
+
+/** POST ValueSet/$expand with Parameters (an abortable fetch, for the harness). */
+function expandPost(parameter: unknown[], signal?: AbortSignal): Promise<Response> {
+  return fetch(`${target.base}fhir/R4/ValueSet/$expand`, {
+    method: 'POST',
+    signal,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/fhir+json' },
+    body: JSON.stringify({ resourceType: 'Parameters', parameter }),
+  });
+}
+
+const inlineRegex = (system: string, pattern: string) => ({
+  name: 'valueSet',
+  resource: {
+    resourceType: 'ValueSet',
+    compose: { include: [{ system, filter: [{ property: 'code', op: 'regex', value: pattern }] }] },
+  },
+});
+
+beforeAll(async () => {
+  target = await startAttackTarget({ EXPAND_MAX_UNPAGED: '100' });
+  token = (await signIn(target.base)).access_token;
+  // The HL7 tx-ecosystem regex-bad code system: 56 'a', then the same followed by Y and Z.
+  const a56 = 'a'.repeat(56);
+  await post('CodeSystem', {
+    resourceType: 'CodeSystem',
+    url: REGEX_BAD,
+    version: '0.1.0',
+    status: 'active',
+    content: 'complete',
+    caseSensitive: true,
+    concept: [
+      { code: a56, display: 'Bad Code 1' },
+      { code: `${a56}Y`, display: 'Bad Code 2' },
+      { code: `${a56}Z`, display: 'Bad Code 3' },
+    ],
+  });
+  // 40 concepts whose displays are 5,000 words each.
+  const words = Array.from({ length: 5000 }, (_, i) => `word${i % 500}`).join(' ');
+  await post('CodeSystem', {
+    resourceType: 'CodeSystem',
+    url: LONG,
+    status: 'active',
+    content: 'complete',
+    concept: Array.from({ length: 40 }, (_, i) => ({ code: `c${i}`, display: `${words} end${i}` })),
+  });
+  await post('CodeSystem', {
+    resourceType: 'CodeSystem',
+    url: WIDE,
+    status: 'active',
+    content: 'complete',
+    concept: Array.from({ length: 500 }, (_, i) => ({ code: `w${i}`, display: `Wide ${i}` })),
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await target?.close();
+});
+
+describe('regex compose filter', () => {
+  it('(a+)+ against 56 a then Y answers at once with the one matching code, the server never stalls', async () => {
+    const o = await underAttack(target, (signal) => expandPost([inlineRegex(REGEX_BAD, '(a+)+')], signal));
+    expectContained(o, { status: 200 });
+    const body = JSON.parse(o.body);
+    expect(body.expansion.total).toBe(1);
+    expect(body.expansion.contains[0].code).toBe('a'.repeat(56));
+  }, 30_000);
+
+  it('((a+)+)+ (regex-bad-2) also answers at once', async () => {
+    const o = await underAttack(target, (signal) => expandPost([inlineRegex(REGEX_BAD, '((a+)+)+')], signal));
+    expectContained(o, { status: 200 });
+    expect(JSON.parse(o.body).expansion.total).toBe(1);
+  }, 30_000);
+
+  it('a pattern RE2 cannot run in linear time (a backreference) is a 400 that says so', async () => {
+    const r = await expandPost([inlineRegex(REGEX_BAD, '(a)\\1*')]);
+    expect(r.status).toBe(400);
+    const oo = await r.json();
+    expect(oo.resourceType).toBe('OperationOutcome');
+    expect(oo.issue[0].code).toBe('invalid');
+    expect(oo.issue[0].details.text).toMatch(/RE2 syntax/);
+    expect(oo.issue[0].expression).toEqual(['ValueSet.compose.include[0].filter[0]']);
+  });
+
+  it('a pattern longer than EXPAND_REGEX_MAX_LENGTH is a 400 naming the limit', async () => {
+    const r = await expandPost([inlineRegex(REGEX_BAD, 'a'.repeat(1001))]);
+    expect(r.status).toBe(400);
+    const oo = await r.json();
+    expect(oo.issue[0].details.text).toMatch(
+      /1001 characters long, more than the limit of 1000 \(EXPAND_REGEX_MAX_LENGTH\)/,
+    );
+  });
+});
+
+describe('$expand filter', () => {
+  it('a 3.5 MB filter of repeated words over long displays is refused at once, naming the limit', async () => {
+    // 'end' is rare (one concept each) and last in every display; word499 is the 500th word: each repeat of it
+    // scanned 500 display words of every candidate.
+    const filter = 'word499 end '.repeat(300_000);
+    const o = await underAttack(target, (signal) =>
+      expandPost(
+        [
+          {
+            name: 'valueSet',
+            resource: { resourceType: 'ValueSet', compose: { include: [{ system: LONG }] } },
+          },
+          { name: 'filter', valueString: filter },
+        ],
+        signal,
+      ),
+    );
+    expectContained(o, { status: 400 });
+    expect(o.body).toMatch(/EXPAND_FILTER_MAX_CHARS/);
+  }, 30_000);
+
+  it('the worst filter within the limits (20 distinct words, repeated to 1,000 characters) stays fast', async () => {
+    const distinct = Array.from({ length: 20 }, (_, i) => `word${i}`);
+    let filter = '';
+    while (filter.length + 8 < 1000) filter += distinct[((filter.length / 7) % 20) | 0] + ' ';
+    const o = await underAttack(target, (signal) =>
+      expandPost(
+        [
+          {
+            name: 'valueSet',
+            resource: { resourceType: 'ValueSet', compose: { include: [{ system: LONG }] } },
+          },
+          { name: 'filter', valueString: filter.trim() },
+          { name: 'count', valueInteger: 0 },
+        ],
+        signal,
+      ),
+    );
+    expectContained(o, { status: 200 });
+    expect(JSON.parse(o.body).expansion.total).toBe(40);
+    expect(o.ms).toBeLessThan(1_000);
+  }, 30_000);
+
+  it('a filter of more than EXPAND_FILTER_MAX_WORDS distinct words is a 400 naming the limit', async () => {
+    const filter = Array.from({ length: 21 }, (_, i) => `w${i}`).join(' ');
+    const r = await expandPost([
+      { name: 'valueSet', resource: { resourceType: 'ValueSet', compose: { include: [{ system: WIDE }] } } },
+      { name: 'filter', valueString: filter },
+    ]);
+    expect(r.status).toBe(400);
+    expect((await r.json()).issue[0].details.text).toMatch(/21 distinct words, more than the limit of 20/);
+  });
+});
+
+describe('$expand count', () => {
+  it('count=999999999 does not bypass EXPAND_MAX_UNPAGED: 400 naming EXPAND_MAX_COUNT', async () => {
+    const r = await call(target.base, 'POST', 'fhir/R4/ValueSet/$expand', {
+      token,
+      body: {
+        resourceType: 'Parameters',
+        parameter: [
+          {
+            name: 'valueSet',
+            resource: { resourceType: 'ValueSet', compose: { include: [{ system: WIDE }] } },
+          },
+          { name: 'count', valueInteger: 999_999_999 },
+        ],
+      },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.issue[0].details.text).toMatch(
+      /count is 999999999, more than the limit of 10000 \(EXPAND_MAX_COUNT\)/,
+    );
+    expect(r.body.issue[0].expression).toEqual(['count']);
+  });
+
+  it('through GraphQL too', async () => {
+    const r = await call(target.base, 'POST', 'graphql', {
+      token,
+      headers: { 'content-type': 'application/json' },
+      body: {
+        query: 'query ($vs: JSON) { expandValueSet(valueSet: $vs, count: 100000) }',
+        variables: { vs: { resourceType: 'ValueSet', compose: { include: [{ system: WIDE }] } } },
+      },
+    });
+    expect(r.text).toMatch(/EXPAND_MAX_COUNT/);
+    expect(r.body.data?.expandValueSet ?? null).toBeNull();
+  });
+});
