@@ -158,7 +158,7 @@ describe('expandValueSet: compose', () => {
     engine = new ExpansionEngine();
   });
 
-  it('a whole system: every concept in document order, with version, abstract and inactive', async () => {
+  it('a whole system: every concept in document order, with abstract and inactive; compose only when asked', async () => {
     const vs = vsOf([{ system: HIER }]);
     const res = await expand(vs);
     expect(codes(res)).toEqual(ALL_HIER);
@@ -166,24 +166,25 @@ describe('expandValueSet: compose', () => {
     expect(res.expansion.offset).toBeUndefined();
     expect(res.expansion.identifier).toMatch(/^urn:uuid:[0-9a-f-]{36}$/);
     expect(new Date(res.expansion.timestamp).toISOString()).toBe(res.expansion.timestamp);
-    expect(res.compose).toEqual(vs.compose);
+    // The definition comes back only with includeDefinition (the IG's expected expansions leave it out).
+    expect(res.compose).toBeUndefined();
+    expect((await expand(vs, { includeDefinition: true })).compose).toEqual(vs.compose);
     expect(res.url).toBe(vs.url);
     const c = res.expansion.contains!;
     expect(c[0]).toEqual({
       system: HIER,
       abstract: true,
-      version: '1.0.0',
       code: 'disorder',
       display: 'Disorder',
     });
     expect(c[11]).toEqual({
       system: HIER,
       inactive: true,
-      version: '1.0.0',
       code: 'old-hf',
       display: 'Cardiac insufficiency (old term)',
     });
-    expect(c[15]).toEqual({ system: HIER, version: '1.0.0', code: 'fever', display: 'Fever' });
+    // One version of the system contributes: used-codesystem names it, contains carry no version.
+    expect(c[15]).toEqual({ system: HIER, code: 'fever', display: 'Fever' });
     expect(param(res, 'used-codesystem')).toEqual([`${HIER}|1.0.0`]);
   });
 
@@ -200,11 +201,10 @@ describe('expandValueSet: compose', () => {
     ]);
     const res = await expand(vs, { includeDesignations: true });
     expect(res.expansion.contains).toEqual([
-      { system: HIER, version: '1.0.0', code: 'hf', display: 'Cardiac failure' },
-      { system: HIER, version: '1.0.0', code: 'cough', display: 'Cough' },
+      { system: HIER, code: 'hf', display: 'Cardiac failure' },
+      { system: HIER, code: 'cough', display: 'Cough' },
       {
         system: HIER,
-        version: '1.0.0',
         code: 'hepatitis',
         display: 'Hepatitis',
         designation: [
@@ -318,11 +318,10 @@ describe('expandValueSet: compose', () => {
     expect(res.expansion.contains).toEqual([
       {
         system: LOINC,
-        version: '2.73',
         code: '2093-3',
         display: 'Cholesterol [Mass/volume] in Serum or Plasma',
       },
-      { system: LOINC, version: '2.73', code: '9999-9', display: 'Made up' },
+      { system: LOINC, code: '9999-9', display: 'Made up' },
     ]);
   });
 
@@ -408,19 +407,16 @@ describe('expandValueSet: compose', () => {
     it('an include without version uses the current version', async () => {
       const res = await expand(vsOf([{ system: VERSIONED }]));
       expect(codes(res)).toEqual(['a', 'b', 'c']);
-      expect(res.expansion.contains![0]).toMatchObject({ version: '2.0.0', display: 'Alpha (revised)' });
+      expect(res.expansion.contains![0]).toMatchObject({ display: 'Alpha (revised)' });
+      expect(res.expansion.contains![0].version).toBeUndefined();
       expect(param(res, 'used-codesystem')).toEqual([`${VERSIONED}|2.0.0`]);
     });
 
     it('include.version selects the version', async () => {
       const res = await expand(vsOf([{ system: VERSIONED, version: '1.0.0' }]));
       expect(codes(res)).toEqual(['a', 'b']);
-      expect(res.expansion.contains![0]).toEqual({
-        system: VERSIONED,
-        version: '1.0.0',
-        code: 'a',
-        display: 'Alpha',
-      });
+      expect(res.expansion.contains![0]).toEqual({ system: VERSIONED, code: 'a', display: 'Alpha' });
+      expect(param(res, 'used-codesystem')).toEqual([`${VERSIONED}|1.0.0`]);
     });
 
     it('system-version fills in missing versions; force-system-version overrides', async () => {
@@ -477,7 +473,7 @@ describe('expandValueSet: compose', () => {
         '55838-7',
       ]);
       expect(res.expansion.total).toBe(8);
-      expect(res.expansion.contains![5]).toMatchObject({ code: '35200-5', inactive: true, version: '2.50' });
+      expect(res.expansion.contains![5]).toMatchObject({ code: '35200-5', inactive: true });
       expect(res.expansion.identifier).not.toBe(vs.expansion!.identifier);
       expect(param(res, 'used-codesystem')).toEqual(['http://loinc.org|2.50']);
     });

@@ -26,6 +26,8 @@ const ExpandDoc = graphql(`
     $excludeNotForUI: Boolean
     $systemVersion: [String!]
     $forceSystemVersion: [String!]
+    $includeDefinition: Boolean
+    $txResource: [JSON!]
   ) {
     expandValueSet(
       url: $url
@@ -42,6 +44,8 @@ const ExpandDoc = graphql(`
       excludeNotForUI: $excludeNotForUI
       systemVersion: $systemVersion
       forceSystemVersion: $forceSystemVersion
+      includeDefinition: $includeDefinition
+      txResource: $txResource
     )
   }
 `);
@@ -70,9 +74,11 @@ const PARAMS: Record<string, { key: string; kind: Kind }> = {
   excludeNotForUI: { key: 'excludeNotForUI', kind: 'bool' },
   'system-version': { key: 'systemVersion', kind: 'list' },
   'force-system-version': { key: 'forceSystemVersion', kind: 'list' },
+  includeDefinition: { key: 'includeDefinition', kind: 'bool' },
 };
-/** Accepted and ignored (formatting is always JSON here). */
-const IGNORED = new Set(['_format', '_pretty']);
+/** Accepted and ignored: formatting is always JSON here; `uuid` is the HL7 test runner's cache-buster (a
+ * request id with no effect on the answer). */
+const IGNORED = new Set(['_format', '_pretty', 'uuid']);
 const INT_RE = /^\d{1,9}$/;
 
 type Vars = Record<string, unknown>;
@@ -153,6 +159,14 @@ function fromParameters(body: unknown, vars: Vars): void {
         throw badRequest(`${where}: valueSet must be given as resource`, [where]);
       if (vars.valueSet !== undefined) throw badRequest('Parameter valueSet given more than once', [where]);
       vars.valueSet = prm.resource;
+      return;
+    }
+    if (name === 'tx-resource') {
+      if (prm.resource === undefined)
+        throw badRequest(`${where}: tx-resource must be given as resource`, [where]);
+      ((vars.txResource as unknown[] | undefined) ?? ((vars.txResource = []) as unknown[])).push(
+        prm.resource,
+      );
       return;
     }
     const p = PARAMS[name];

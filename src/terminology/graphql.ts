@@ -35,6 +35,12 @@ builder.queryField('expandValueSet', (t) =>
       forceSystemVersion: t.arg.stringList({
         description: 'system|version: version to use whatever the include says',
       }),
+      includeDefinition: t.arg.boolean({ description: 'return the value set definition (compose) too' }),
+      txResource: t.arg({
+        type: ['JSON'],
+        description:
+          'CodeSystems/ValueSets for this request only (tx-resource), looked up before stored ones',
+      }),
     },
     resolve: (_r, a, ctx) => {
       const p = requirePrincipal(ctx);
@@ -56,6 +62,7 @@ builder.queryField('expandValueSet', (t) =>
       if (a.systemVersion && a.systemVersion.length > 0) req.systemVersion = a.systemVersion;
       if (a.forceSystemVersion && a.forceSystemVersion.length > 0)
         req.forceSystemVersion = a.forceSystemVersion;
+      if (a.includeDefinition) req.includeDefinition = true;
       return ctx.services.terminology.expand(
         p.projectId,
         {
@@ -63,6 +70,7 @@ builder.queryField('expandValueSet', (t) =>
           valueSetVersion: a.valueSetVersion ?? undefined,
           id: a.id ?? undefined,
           valueSet: a.valueSet ?? undefined,
+          txResources: a.txResource ?? undefined,
         },
         req,
       );

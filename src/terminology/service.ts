@@ -18,6 +18,7 @@ import type {
   ValueSetResource,
   ValueSetResourceWithExpansion,
 } from './engine/types.js';
+import { txResourceResolver } from './tx-resources.js';
 import { isRowId, ROW_COLUMNS, rowToResource, type ResourceRow, type TerminologyType } from './repository.js';
 
 export const CHANGED_CHANNEL = 'terminology_changed';
@@ -28,6 +29,8 @@ export interface ExpandTarget {
   valueSetVersion?: string;
   id?: string;
   valueSet?: unknown;
+  /** `tx-resource`: CodeSystems/ValueSets for this request only, looked up before stored ones. */
+  txResources?: unknown[];
 }
 
 interface CodeSystemRef {
@@ -98,7 +101,10 @@ export class TerminologyService {
     req: ExpandRequest,
   ): Promise<ValueSetResourceWithExpansion> {
     if (!this.db.listening) this.clearAll();
-    const resolver = this.resolverFor(projectId);
+    const txResources = target.txResources && target.txResources.length > 0 ? target.txResources : undefined;
+    const resolver = txResources
+      ? txResourceResolver(this.resolverFor(projectId), txResources)
+      : this.resolverFor(projectId);
     let vs: ValueSetResource | undefined;
     const inline = target.valueSet !== undefined && target.valueSet !== null;
     if (inline) {
@@ -120,14 +126,16 @@ export class TerminologyService {
       }
       if (url === '') throw badRequest('url must not be empty', ['url']);
       // A cached answer is used without a promise: this is every request of a hot value set.
-      const hit = this.valueSets.get(valueSetKey(projectId, url, version));
+      const hit = txResources ? undefined : this.valueSets.get(valueSetKey(projectId, url, version));
       vs = hit !== undefined ? (hit ?? undefined) : await resolver.valueSet(url, version);
       if (!vs) throw notFound(`ValueSet ${url}${version ? ` version ${version}` : ''} not found`);
     } else {
       throw badRequest('Give the url of a value set (or an id, or an inline valueSet) to expand', ['url']);
     }
     try {
-      return await this.engine.expand(vs, req, resolver, this.limits, { inline });
+      // Request-supplied resources get an engine of their own: their memberships must not be cached for others.
+      const engine = txResources ? new ExpansionEngine({ maxCachedValueSets: 16 }) : this.engine;
+      return await engine.expand(vs, req, resolver, this.limits, { inline });
     } catch (err) {
       throw toApiError(err);
     }

@@ -126,10 +126,12 @@ export class ExpansionEngine {
     const offset = req.offset ?? 0;
     const end = req.count === undefined ? total : Math.min(total, offset + req.count);
 
+    // contains.version only for a system that contributes in several versions (else used-codesystem says it).
+    const versioned = m.sources.length > 1 ? severalVersions(m) : NO_SOURCES_VERSIONED;
     const contains: ValueSetContains[] = [];
     for (let i = offset; i < end; i++) {
       const pos = positions ? positions[i] : i;
-      contains.push(entryOf(m, pos, req.includeDesignations === true, lang));
+      contains.push(entryOf(m, pos, req.includeDesignations === true, lang, versioned));
     }
 
     const parameter: ExpansionParameter[] = [];
@@ -166,7 +168,10 @@ export class ExpansionEngine {
     if (req.offset !== undefined || req.count !== undefined) expansion.offset = offset;
     if (parameter.length > 0) expansion.parameter = parameter;
     if (contains.length > 0) expansion.contains = contains;
-    return { ...vs, expansion };
+    if (req.includeDefinition) return { ...vs, expansion };
+    // The definition is returned only when asked (includeDefinition), as the IG's expected expansions say.
+    const { compose: _compose, ...rest } = vs;
+    return { ...rest, expansion };
   }
 
   /** The (cached, re-validated) membership of a value set. Synchronous when the cached one is known current
@@ -500,11 +505,21 @@ export function pickDesignation(ds: Designation[] | undefined, lang: string): De
   return fallback;
 }
 
+const NO_SOURCES_VERSIONED: readonly boolean[] = [];
+
+/** Per source index: does another source of the same url (another version) contribute too? */
+function severalVersions(m: Membership): boolean[] {
+  const count = new Map<string, number>();
+  for (const s of m.sources) count.set(s.url, (count.get(s.url) ?? 0) + 1);
+  return m.sources.map((s) => (count.get(s.url) ?? 0) > 1);
+}
+
 function entryOf(
   m: Membership,
   pos: number,
   withDesignations: boolean,
   lang: string | undefined,
+  versioned: readonly boolean[],
 ): ValueSetContains {
   const src: CodeSystemIndex = m.sources[m.entSrc[pos]];
   const ord = m.entOrd[pos];
@@ -513,7 +528,7 @@ function entryOf(
   const e: ValueSetContains = { system: src.url };
   if ((flags & FLAG_ABSTRACT) !== 0) e.abstract = true;
   if ((flags & FLAG_INACTIVE) !== 0) e.inactive = true;
-  if (src.version !== undefined) e.version = src.version;
+  if (src.version !== undefined && versioned[m.entSrc[pos]]) e.version = src.version;
   e.code = src.codes[ord];
   let display = ov?.display ?? src.displays[ord];
   if (lang !== undefined) {

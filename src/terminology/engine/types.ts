@@ -168,6 +168,8 @@ export interface ExpandRequest {
   systemVersion?: string | string[];
   /** `system|version` canonicals: the version to use whatever the include says. */
   forceSystemVersion?: string | string[];
+  /** Return the value set's compose with the expansion (otherwise it is left out). */
+  includeDefinition?: boolean;
 }
 
 export interface ExpandLimits {

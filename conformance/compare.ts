@@ -1,0 +1,218 @@
+// The official runner's JSON comparison (CompareUtilities.compareObjects/compareNodes in hapifhir/org.hl7.fhir.core),
+// ported: the expected file is a template with `$optional$`, `$optional-properties$`, `$count-arrays$` and string
+// placeholders (`$instant$`, `$uuid$`, `$id$`, `$semver$`, `$url$`, `$token$`, `$string$`, `$choice:a|b$`, ...).
+// Returns null when the actual JSON matches, else the runner's message for the first difference.
+
+/** A parsed JSON value. */
+// Object values may be typed undefined so that literal test fixtures type-check; JSON.parse never yields one.
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json | undefined };
+type JsonObject = { [k: string]: Json | undefined };
+
+/** Options of one comparison (the runner's modes, external strings and variables). */
+export interface CompareOptions {
+  /** Test modes in force (an `$optional$: "mode"` entry is optional only in that mode, `"!mode"` outside it). */
+  modes?: ReadonlySet<string>;
+  /** `$external:name$` strings; without them `$external:n:a|b$` checks that a and b occur. */
+  externals?: Record<string, string>;
+  /** `$version$` must equal variables.version when given. */
+  variables?: Record<string, string>;
+}
+
+const isObject = (v: Json | undefined): v is JsonObject =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Compares an expected template with an actual document, as the runner does. */
+export function compareJson(expected: Json, actual: Json, opts: CompareOptions = {}): string | null {
+  return new Comparer(opts).nodes('', expected, actual, false);
+}
+
+const INSTANT_RE =
+  /^([0-9]([0-9]([0-9][1-9]|[1-9]0)|[1-9]00)|[1-9]000)-(0[1-9]|1[0-2])-(0[1-9]|[1-2][0-9]|3[0-1])T([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]{1,9})?(Z|(\+|-)((0[0-9]|1[0-3]):[0-5][0-9]|14:00))$/;
+const DATE_RE =
+  /^([0-9]([0-9]([0-9][1-9]|[1-9]0)|[1-9]00)|[1-9]000)-(0[1-9]|1[0-2])-(0[1-9]|[1-2][0-9]|3[0-1])(T([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]{1,9})?(Z|(\+|-)((0[0-9]|1[0-3]):[0-5][0-9]|14:00)))?$/;
+const UUID_RE = /^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const ID_RE = /^[A-Za-z0-9\-.]{1,64}$/;
+const URL_RE = /^(https?:\/\/|www\.)[-a-zA-Z0-9+&@#/%?=~_|!:.;]*[-a-zA-Z0-9+&@#/%=~_|]$/;
+const TOKEN_RE = /^[0-9a-zA-Z_][0-9a-zA-Z_.-]*$/;
+const SEMVER_RE =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
+
+/** Does an actual string match an expected string or placeholder? (CompareUtilities.matches) */
+export function matchesString(actual: string, expected: string, opts: CompareOptions = {}): boolean {
+  if (!(expected.length >= 2 && expected.startsWith('$') && expected.endsWith('$')))
+    return actual === expected;
+  if (expected.startsWith('$choice:')) return expected.slice(8, -1).split('|').includes(actual);
+  if (expected.startsWith('$fragments:')) {
+    const low = actual.toLowerCase();
+    return expected
+      .slice(11, -1)
+      .split('|')
+      .every((f) => low.includes(f.toLowerCase()));
+  }
+  if (expected.startsWith('$external:')) {
+    const cmd = expected.slice(1, -1).split(':');
+    if (opts.externals) return actual === opts.externals[cmd[1]];
+    if (cmd.length <= 2) return true;
+    const low = actual.toLowerCase();
+    return cmd[2].split('|').every((f) => low.includes(f.toLowerCase()));
+  }
+  switch (expected) {
+    case '$$':
+      return true;
+    case '$instant$':
+      return INSTANT_RE.test(actual);
+    case '$date$':
+      return DATE_RE.test(actual);
+    case '$uuid$':
+      return UUID_RE.test(actual);
+    case '$string$':
+      return actual === actual.trim();
+    case '$id$':
+      return ID_RE.test(actual);
+    case '$url$':
+      return URL_RE.test(actual);
+    case '$token$':
+      return TOKEN_RE.test(actual);
+    case '$semver$':
+      return SEMVER_RE.test(actual);
+    case '$version$':
+      return opts.variables?.version === undefined || actual === opts.variables.version;
+    default:
+      // The runner throws on an unknown template; a suite using one is a suite error, reported as a failure.
+      throw new Error(`Unhandled template: ${expected}`);
+  }
+}
+
+function kind(v: Json): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}
+
+function presentExpected(expected: string): string {
+  if (expected.startsWith('$') && expected.endsWith('$') && expected.length >= 2) {
+    if (expected.startsWith('$choice:'))
+      return `Contains one of ${expected.slice(8, -1).split('|').join(', ')}`;
+    if (expected.startsWith('$fragments:'))
+      return `Contains all of ${expected.slice(11, -1).split('|').join(', ')}`;
+    return `"A ${expected.slice(1, -1)}"`;
+  }
+  return `"${expected}"`;
+}
+
+function notEqual(message: string, expected: string, actual: string): string {
+  return `${message}\nExpected :${presentExpected(expected)}\nActual  :"${actual}"`;
+}
+
+class Comparer {
+  constructor(private readonly opts: CompareOptions) {}
+
+  private passesOptionalFilter(token: string): boolean {
+    if (token.startsWith('!')) return !this.opts.modes?.has(token.slice(1));
+    if (token.startsWith('warning:')) return true;
+    return this.opts.modes?.has(token) ?? false;
+  }
+
+  private isOptional(e: Json): boolean {
+    if (!isObject(e)) return false;
+    const o = e.$optional$;
+    if (typeof o === 'string') return this.passesOptionalFilter(o);
+    return o === true;
+  }
+
+  /** CompareUtilities.allOptional: an expected array whose object items are all `$optional$` may be absent. */
+  private allOptional(v: Json): boolean {
+    if (!Array.isArray(v)) return false;
+    return v.every((e) => !isObject(e) || e.$optional$ !== undefined);
+  }
+
+  objects(path: string, expected: JsonObject, actual: JsonObject): string | null {
+    const optionals: string[] = [];
+    if (expected['$optional-properties$'] !== undefined) {
+      optionals.push('$optional-properties$', '$count-arrays$');
+      const list = expected['$optional-properties$'];
+      for (const s of Array.isArray(list) ? list : [list]) optionals.push(String(s));
+    }
+    const countOnly: string[] = [];
+    const ca = expected['$count-arrays$'];
+    if (ca !== undefined) for (const s of Array.isArray(ca) ? ca : [ca]) countOnly.push(String(s));
+    for (const n of Object.keys(actual)) {
+      if (n === 'fhir_comments') continue;
+      if (!(n in expected)) return `properties differ at ${path}: unexpected property ${n}`;
+      const s = this.nodes(`${path}.${n}`, expected[n] ?? null, actual[n] ?? null, countOnly.includes(n));
+      if (s) return s;
+    }
+    for (const n of Object.keys(expected)) {
+      if (n === 'fhir_comments' || n === '$optional$' || optionals.includes('*') || optionals.includes(n))
+        continue;
+      if (!(n in actual) && !this.allOptional(expected[n] ?? null))
+        return `properties differ at ${path}: missing property ${n}`;
+    }
+    return null;
+  }
+
+  nodes(path: string, expected: Json, actual: Json, countOnly: boolean): string | null {
+    const ek = kind(expected);
+    const ak = kind(actual);
+    const primitive = (k: string) => k !== 'object' && k !== 'array';
+    if (!(primitive(ek) && primitive(ak)) && ek !== ak)
+      return notEqual(`properties differ at ${path}`, ek, ak);
+    if (primitive(ak)) {
+      if (ak === 'boolean' && ek === 'boolean') {
+        if (actual !== expected)
+          return notEqual(`boolean property values differ at ${path}`, String(expected), String(actual));
+      } else if (ak === 'string' && ek === 'string') {
+        const a = actual as string;
+        const e = expected as string;
+        // The runner skips XHTML narrative, and accepts equal base64 content written differently.
+        if (
+          !(a.includes('<div') && e.includes('<div')) &&
+          !matchesString(a, e, this.opts) &&
+          !sameBase64(a, e)
+        )
+          return notEqual(`string property values differ at ${path}`, e, a);
+      } else if (ak === 'number' && ek === 'number') {
+        if (String(actual) !== String(expected))
+          return notEqual(`number property values differ at ${path}`, String(expected), String(actual));
+      } else if (ek === 'null') {
+        if (ak !== 'null') return notEqual(`null Properties differ at ${path}`, 'null', String(actual));
+      } else {
+        return notEqual(`property types differ at ${path}`, String(expected), String(actual));
+      }
+      return null;
+    }
+    if (ak === 'object') return this.objects(path, expected as JsonObject, actual as JsonObject);
+    const act = actual as Json[];
+    const exp = expected as Json[];
+    const as = act.length;
+    const es = exp.length;
+    if (countOnly) {
+      return as !== es ? notEqual(`array item count differs at ${path}`, String(es), String(as)) : null;
+    }
+    const oc = exp.filter((e) => this.isOptional(e)).length;
+    const expectedMin = es - oc;
+    if (as > es || as < expectedMin)
+      return notEqual(`array item count differs at ${path}`, String(es), String(as));
+    let c = 0;
+    for (let i = 0; i < es; i++) {
+      if (c >= as) {
+        if (i >= es - oc && this.isOptional(exp[i])) return null;
+        return `One or more array items did not match at ${path} starting at index ${i}`;
+      }
+      const s = this.nodes(`${path}[${i}]`, exp[i], act[c], false);
+      if (s && !this.isOptional(exp[i])) return s;
+      if (!s) c++;
+    }
+    if (c < as) return `Unexpected Node found in array at '${path}' at index ${c}`;
+    return null;
+  }
+}
+
+/** The runner's base64 fallback: both decode to the same non-empty bytes. */
+function sameBase64(a: string, b: string): boolean {
+  const b64 = /^[A-Za-z0-9+/=\s]+$/;
+  if (!b64.test(a) || !b64.test(b)) return false;
+  const x = Buffer.from(a, 'base64');
+  const y = Buffer.from(b, 'base64');
+  return x.length > 0 && y.length > 0 && x.equals(y);
+}

@@ -1,0 +1,95 @@
+// Finds the HL7 terminology ecosystem test suite and lists the general-mode `expand` tests, with what the official
+// runner sends for each: the test's request, the suite's setup resources as `tx-resource`, then the profile's
+// parameters (parameters-default.json: a `uuid` cache-buster), and its Accept-Language.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Json } from './compare.js';
+
+/** The repository root (this file is in conformance/). */
+export const ROOT = path.resolve(import.meta.dirname, '..');
+
+/** The suite's folder: TX_ECOSYSTEM_DIR, else ../shared/tx-ecosystem beside the repository. */
+export function suiteDir(): string {
+  const dir = process.env.TX_ECOSYSTEM_DIR ?? path.join(ROOT, '..', 'shared', 'tx-ecosystem');
+  return path.resolve(ROOT, dir);
+}
+
+/** One test as the runner would execute it. */
+export interface ConformanceTest {
+  suite: string;
+  name: string;
+  /** The Parameters resource to POST. */
+  body: Json;
+  acceptLanguage?: string;
+  /** The expected response file (relative to tests/) and its parsed content. */
+  responseFile: string;
+  expected: Json;
+  /** The expected HTTP status class ('2xx', '4xx', ...). */
+  httpCode: string;
+}
+
+interface SuiteJson {
+  name: string;
+  mode?: string;
+  disabled?: boolean;
+  setup?: string[];
+  tests: Array<Record<string, unknown>>;
+}
+
+/** The modes the runner runs with here: only `general` (no external terminology content is loaded). */
+export const MODES: ReadonlySet<string> = new Set(['general']);
+
+function readJson(testsDir: string, file: string): Json {
+  return JSON.parse(fs.readFileSync(path.join(testsDir, file), 'utf8')) as Json;
+}
+
+/** The runner's chooseParam: a `name:mode` entry for one of the modes wins over `name`. */
+function chooseParam(test: Record<string, unknown>, name: string): string | undefined {
+  for (const m of MODES) if (typeof test[`${name}:${m}`] === 'string') return test[`${name}:${m}`] as string;
+  return typeof test[name] === 'string' ? (test[name] as string) : undefined;
+}
+
+/** Every general-mode expand test (suites and tests with another mode, and disabled ones, are left out). */
+export function loadExpandTests(dir = suiteDir()): ConformanceTest[] {
+  const testsDir = path.join(dir, 'tests');
+  if (!fs.existsSync(path.join(testsDir, 'test-cases.json')))
+    throw new Error(`No test-cases.json in ${testsDir}: set TX_ECOSYSTEM_DIR to the suite's folder`);
+  const cases = readJson(testsDir, 'test-cases.json') as unknown as { suites: SuiteJson[] };
+  const out: ConformanceTest[] = [];
+  for (const suite of cases.suites) {
+    if ((suite.mode && !MODES.has(suite.mode)) || suite.disabled) continue;
+    let setup: Json[] | undefined;
+    for (const test of suite.tests) {
+      if (test.operation !== 'expand' || test.disabled === true) continue;
+      if (typeof test.mode === 'string' && !MODES.has(test.mode)) continue;
+      setup ??= (suite.setup ?? []).map((f) => readJson(testsDir, f));
+      const reqFile = chooseParam(test, 'request');
+      const request = (reqFile ? readJson(testsDir, reqFile) : { resourceType: 'Parameters' }) as {
+        parameter?: Json[];
+      };
+      const profile = readJson(
+        testsDir,
+        typeof test.profile === 'string' ? test.profile : 'parameters-default.json',
+      ) as {
+        parameter?: Json[];
+      };
+      const responseFile = chooseParam(test, 'response');
+      if (!responseFile) continue;
+      const parameter: Json[] = [
+        ...(request.parameter ?? []),
+        ...setup.map((r) => ({ name: 'tx-resource', resource: r })),
+        ...(profile.parameter ?? []),
+      ];
+      out.push({
+        suite: suite.name,
+        name: String(test.name),
+        body: { resourceType: 'Parameters', parameter },
+        acceptLanguage: typeof test['Accept-Language'] === 'string' ? test['Accept-Language'] : undefined,
+        responseFile,
+        expected: readJson(testsDir, responseFile),
+        httpCode: typeof test['http-code'] === 'string' ? test['http-code'] : '2xx',
+      });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,126 @@
+// What the official runner does to a response before comparing it: TxTesterScrubbers (drop text, meta and
+// extensions it does not manage; OperationOutcome: drop issues with diagnostics but no details, then every
+// diagnostics) and TxTesterSorters.sortValueSet (expansion parameters, properties, extensions and contains sorted).
+import type { Json } from './compare.js';
+
+type Obj = { [k: string]: Json | undefined };
+const isObject = (v: Json | undefined): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Extensions the runner keeps when not "tight" (TxTesterScrubbers.isManagedExtension). */
+const MANAGED_EXTENSIONS = new Set([
+  'http://hl7.org/fhir/StructureDefinition/codesystem-alternate',
+  'http://hl7.org/fhir/StructureDefinition/codesystem-conceptOrder',
+  'http://hl7.org/fhir/StructureDefinition/codesystem-label',
+  'http://hl7.org/fhir/StructureDefinition/coding-sctdescid',
+  'http://hl7.org/fhir/StructureDefinition/itemWeight',
+  'http://hl7.org/fhir/StructureDefinition/rendering-style',
+  'http://hl7.org/fhir/StructureDefinition/rendering-xhtml',
+  'http://hl7.org/fhir/StructureDefinition/translation',
+  'http://hl7.org/fhir/StructureDefinition/valueset-concept-definition',
+  'http://hl7.org/fhir/StructureDefinition/valueset-conceptOrder',
+  'http://hl7.org/fhir/StructureDefinition/valueset-deprecated',
+  'http://hl7.org/fhir/StructureDefinition/valueset-label',
+  'http://hl7.org/fhir/StructureDefinition/valueset-supplement',
+  'http://hl7.org/fhir/test/CodeSystem/de-multi',
+  'http://hl7.org/fhir/test/CodeSystem/en-multi',
+  'http://hl7.org/fhir/test/StructureDefinition/unknown-extension-1',
+  'http://hl7.org/fhir/test/StructureDefinition/unknown-extension-3',
+  'http://hl7.org/fhir/test/StructureDefinition/unknown-extension-4',
+  'http://hl7.org/fhir/test/StructureDefinition/unknown-extension-5',
+  'http://hl7.org/fhir/test/ValueSet/extensions-bad-supplement',
+  'http://hl7.org/fhir/test/ValueSet/simple-all',
+  'http://hl7.org/fhir/test/ValueSet/simple-enumerated',
+  'http://hl7.org/fhir/StructureDefinition/alternate-code-use',
+  'http://hl7.org/fhir/StructureDefinition/alternate-code-status',
+  'http://hl7.org/fhir/test/ValueSet/simple-filter-isa',
+]);
+
+function managed(ext: Json | undefined): boolean {
+  const url = isObject(ext) && typeof ext.url === 'string' ? ext.url : '';
+  return !/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(url) || MANAGED_EXTENSIONS.has(url);
+}
+
+/** Removes unmanaged extensions at every level (the compose's children are left alone, as the runner does). */
+function scrubExtensions(node: Json | undefined, key = ''): void {
+  if (Array.isArray(node)) {
+    for (const e of node) scrubExtensions(e, key);
+    return;
+  }
+  if (!isObject(node)) return;
+  for (const k of ['extension', 'modifierExtension']) {
+    const ext = node[k];
+    if (Array.isArray(ext)) {
+      const kept = ext.filter(managed);
+      if (kept.length > 0) node[k] = kept;
+      else delete node[k];
+    }
+  }
+  if (key === 'compose') return;
+  for (const k of Object.keys(node))
+    if (k !== 'extension' && k !== 'modifierExtension') scrubExtensions(node[k], k);
+}
+
+/** The primitive value of a parameter, as Java's primitiveValue() prints it. */
+function primitiveValue(p: Obj): string {
+  for (const k of Object.keys(p)) if (k.startsWith('value')) return String(p[k]);
+  return '';
+}
+
+const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const str = (v: Json | undefined) => (typeof v === 'string' ? v : '');
+
+function sortArray(o: Obj, key: string, cmp: (a: Obj, b: Obj) => number): void {
+  const arr = o[key];
+  // Array.prototype.sort is stable, like Java's Collections.sort.
+  if (Array.isArray(arr)) arr.sort((a, b) => (isObject(a) && isObject(b) ? cmp(a, b) : 0));
+}
+
+const extensionOrder = (a: Obj, b: Obj) => byString(str(a.url), str(b.url));
+
+function sortContains(c: Obj): void {
+  sortArray(c, 'contains', (a, b) => byString(str(a.code), str(b.code)));
+  sortArray(c, 'extension', extensionOrder);
+  sortArray(c, 'designation', (a, b) =>
+    a.language !== undefined && b.language !== undefined
+      ? byString(str(a.language), str(b.language))
+      : byString(str(a.value), str(b.value)),
+  );
+  sortArray(c, 'property', (a, b) => byString(str(a.code), str(b.code)));
+  const children = c.contains;
+  if (Array.isArray(children)) for (const ch of children) if (isObject(ch)) sortContains(ch);
+}
+
+/** Applies the runner's scrubbing and sorting to a response body (in place) and returns it. */
+export function normalizeResponse(body: Json): Json {
+  if (!isObject(body)) return body;
+  delete body.text;
+  delete body.meta;
+  scrubExtensions(body);
+  if (body.resourceType === 'OperationOutcome' && Array.isArray(body.issue)) {
+    body.issue = body.issue.filter(
+      (i) => !(isObject(i) && i.diagnostics !== undefined && i.details === undefined),
+    );
+    for (const i of body.issue) if (isObject(i)) delete i.diagnostics;
+  }
+  if (body.resourceType === 'ValueSet') {
+    sortArray(body, 'extension', extensionOrder);
+    const exp = body.expansion;
+    if (isObject(exp)) {
+      sortArray(
+        exp,
+        'parameter',
+        (a, b) => byString(str(a.name), str(b.name)) || byString(primitiveValue(a), primitiveValue(b)),
+      );
+      sortArray(
+        exp,
+        'property',
+        (a, b) => byString(str(a.uri), str(b.uri)) || byString(str(a.code), str(b.code)),
+      );
+      sortArray(exp, 'extension', extensionOrder);
+      sortArray(exp, 'contains', (a, b) => byString(str(a.code), str(b.code)));
+      const contains = exp.contains;
+      if (Array.isArray(contains)) for (const c of contains) if (isObject(c)) sortContains(c);
+    }
+  }
+  return body;
+}

@@ -1,0 +1,78 @@
+// Output of a conformance run: the per-suite table, the JSON detail, a failing test's diff, and the ratchet.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Json } from './compare.js';
+import { ROOT } from './loader.js';
+
+/** The outcome of one test. */
+export interface TestResult {
+  suite: string;
+  name: string;
+  passed: boolean;
+  /** HTTP status received (0: no answer: timeout or connection error). */
+  status: number;
+  /** The comparison's message, or why the test could not be judged. */
+  message?: string;
+  ms: number;
+  expected?: Json;
+  /** The response after the runner's scrubbing and sorting. */
+  actual?: Json;
+}
+
+/** Rows of suite name, passed, total, in first-seen order. */
+export function perSuite(results: TestResult[]): Array<{ suite: string; passed: number; total: number }> {
+  const rows = new Map<string, { suite: string; passed: number; total: number }>();
+  for (const r of results) {
+    const row = rows.get(r.suite) ?? { suite: r.suite, passed: 0, total: 0 };
+    row.total++;
+    if (r.passed) row.passed++;
+    rows.set(r.suite, row);
+  }
+  return [...rows.values()];
+}
+
+/** The table printed at the end of a run. */
+export function formatTable(results: TestResult[]): string {
+  const rows = perSuite(results);
+  const width = Math.max(5, ...rows.map((r) => r.suite.length));
+  const lines = [`${'suite'.padEnd(width)}  passed/total`, `${'-'.repeat(width)}  ------------`];
+  for (const r of rows) lines.push(`${r.suite.padEnd(width)}  ${`${r.passed}/${r.total}`.padStart(12)}`);
+  const passed = results.filter((r) => r.passed).length;
+  lines.push(
+    `${'-'.repeat(width)}  ------------`,
+    `${'TOTAL'.padEnd(width)}  ${`${passed}/${results.length}`.padStart(12)}`,
+  );
+  return lines.join('\n');
+}
+
+/** A failing test's detail: the comparison's message, then expected and actual JSON. */
+export function formatDiff(r: TestResult): string {
+  return [
+    `--- ${r.suite}/${r.name}: FAIL (HTTP ${r.status})`,
+    r.message ?? '',
+    '--- expected',
+    JSON.stringify(r.expected, null, 2),
+    '--- actual (scrubbed and sorted as the runner does)',
+    JSON.stringify(r.actual, null, 2),
+  ].join('\n');
+}
+
+export const RATCHET_FILE = path.join(ROOT, 'conformance', 'ratchet.json');
+
+/** The recorded pass count (0 when there is none yet). */
+export function readRatchet(): number {
+  if (!fs.existsSync(RATCHET_FILE)) return 0;
+  const r = JSON.parse(fs.readFileSync(RATCHET_FILE, 'utf8')) as { passed?: number };
+  return r.passed ?? 0;
+}
+
+/** Records the pass count (and the per-suite figures, for the reader). */
+export function writeRatchet(results: TestResult[]): void {
+  const passed = results.filter((r) => r.passed).length;
+  const body = {
+    passed,
+    total: results.length,
+    suites: Object.fromEntries(perSuite(results).map((r) => [r.suite, `${r.passed}/${r.total}`])),
+  };
+  fs.writeFileSync(RATCHET_FILE, `${JSON.stringify(body, null, 2)}\n`);
+}

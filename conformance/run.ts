@@ -1,0 +1,179 @@
+// `npm run conformance [-- --only <suite|test>] [--json [file]] [--check] [--record]`: replays the general-mode
+// `expand` tests of the HL7 terminology ecosystem suite against a server started for the run (a separate process on
+// a fresh temporary embedded database), judged by the official runner's comparison.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startServerProcess, type ServerProcess } from '../test/helpers/processes.js';
+import { signIn } from '../test/helpers/server.js';
+import { compareJson, type Json } from './compare.js';
+import { loadExpandTests, MODES, ROOT, type ConformanceTest } from './loader.js';
+import { normalizeResponse } from './normalize.js';
+import { formatDiff, formatTable, readRatchet, writeRatchet, type TestResult } from './report.js';
+
+/** Per-request time limit: a request that takes longer counts as failed and the server is restarted. */
+const REQUEST_TIMEOUT_MS = Number(process.env.CONFORMANCE_TIMEOUT_MS ?? 10_000);
+
+interface Args {
+  only?: string;
+  json?: string;
+  check: boolean;
+  record: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
+  const a: Args = { check: false, record: false };
+  for (let i = 0; i < argv.length; i++) {
+    const x = argv[i];
+    if (x === '--only') a.only = argv[++i];
+    else if (x === '--json')
+      a.json =
+        argv[i + 1] && !argv[i + 1].startsWith('--')
+          ? argv[++i]
+          : path.join(ROOT, '.tmp', 'conformance.json');
+    else if (x === '--check') a.check = true;
+    else if (x === '--record') a.record = true;
+    else throw new Error(`Unknown argument ${x} (use --only <suite|test>, --json [file], --check, --record)`);
+  }
+  return a;
+}
+
+interface Started {
+  server: ServerProcess;
+  token: string;
+}
+
+/** The server under test. Its embedded database lives in one temporary folder for the whole run, so a restart
+ * after a frozen request skips migrations and the core load (~15 s instead of ~45 s on a loaded machine); every
+ * test brings its own resources (tx-resource), so nothing a killed server left behind matters. */
+class Target {
+  current?: Started;
+  private readonly dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-'));
+
+  async start(): Promise<void> {
+    // The core definitions are loaded, as on any real terminology server (a few tests use FHIR's own systems).
+    const server = await startServerProcess({
+      dataDir: this.dataDir,
+      env: { LOAD_CORE_TERMINOLOGY: 'true' },
+      timeoutMs: 180_000,
+    });
+    this.current = { server, token: (await signIn(server.base)).access_token };
+  }
+
+  /** Kills the (frozen) server at once and starts another on the same database. */
+  async restart(): Promise<void> {
+    await this.current?.server.stop(0);
+    await this.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.current?.server.stop(5_000);
+    fs.rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+async function runTest(target: Target, t: ConformanceTest): Promise<TestResult> {
+  const started = Date.now();
+  const base = { suite: t.suite, name: t.name, expected: t.expected };
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${target.current!.token}`,
+    'content-type': 'application/fhir+json',
+    accept: 'application/fhir+json',
+  };
+  if (t.acceptLanguage) headers['accept-language'] = t.acceptLanguage;
+  let status = 0;
+  let text: string;
+  try {
+    const res = await fetch(`${target.current!.server.base}fhir/R4/ValueSet/$expand`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(t.body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    status = res.status;
+    text = await res.text();
+  } catch (err) {
+    const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
+    await target.restart();
+    return {
+      ...base,
+      passed: false,
+      status: 0,
+      ms: Date.now() - started,
+      message: timedOut
+        ? `No answer within ${REQUEST_TIMEOUT_MS} ms (server restarted)`
+        : `Request failed: ${String(err)} (server restarted)`,
+    };
+  }
+  const ms = Date.now() - started;
+  let actual: Json;
+  try {
+    actual = normalizeResponse(JSON.parse(text) as Json);
+  } catch {
+    return { ...base, passed: false, status, ms, message: `Response is not JSON: ${text.slice(0, 200)}` };
+  }
+  let message: string | null;
+  try {
+    message = compareJson(t.expected, actual, { modes: MODES, variables: { version: '4.0.1' } });
+  } catch (err) {
+    message = String(err);
+  }
+  const klass = `${Math.floor(status / 100)}xx`;
+  if (klass !== t.httpCode)
+    message = `Response Code fail: should be '${t.httpCode}' but is '${status}'${message ? `\n${message}` : ''}`;
+  return { ...base, passed: message === null, status, ms, message: message ?? undefined, actual };
+}
+
+async function main(): Promise<number> {
+  const args = parseArgs(process.argv.slice(2));
+  let tests = loadExpandTests();
+  if (args.only) {
+    const only = args.only;
+    tests = tests.filter((t) => t.suite === only || t.name === only || t.name.includes(only));
+    if (tests.length === 0) throw new Error(`No general-mode expand test or suite matches "${only}"`);
+  }
+  const target = new Target();
+  const t0 = Date.now();
+  await target.start();
+  const results: TestResult[] = [];
+  try {
+    for (const t of tests) {
+      const r = await runTest(target, t);
+      results.push(r);
+      if (args.only && !r.passed) console.log(formatDiff(r));
+    }
+  } finally {
+    await target.stop();
+  }
+  console.log(formatTable(results));
+  console.log(`(${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  if (args.json) {
+    fs.mkdirSync(path.dirname(args.json), { recursive: true });
+    fs.writeFileSync(args.json, JSON.stringify(results, null, 2));
+    console.log(`detail written to ${args.json}`);
+  }
+  const passed = results.filter((r) => r.passed).length;
+  if (args.record && !args.only) {
+    writeRatchet(results);
+    console.log(`ratchet recorded: ${passed}`);
+  }
+  if (args.check && !args.only) {
+    const floor = readRatchet();
+    if (passed < floor) {
+      console.error(
+        `Conformance dropped: ${passed} passed, the ratchet (conformance/ratchet.json) says ${floor}`,
+      );
+      return 1;
+    }
+    console.log(`ratchet ok: ${passed} >= ${floor}`);
+  }
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(2);
+  },
+);

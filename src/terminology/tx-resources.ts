@@ -1,0 +1,63 @@
+// `tx-resource` (HL7 terminology ecosystem IG): CodeSystems and ValueSets given with one $expand request, used for
+// that request only, before the project's own and the shared ones. Other resource types are ignored (a ConceptMap
+// plays no part in an expansion).
+import { badRequest } from '../graphql/errors.js';
+import type { CodeSystemIndex } from './engine/code-system-index.js';
+import { indexCodeSystemResource } from './engine/flatten.js';
+import type { CodeSystemResource, Resolver, ValueSetResource } from './engine/types.js';
+
+/** The most tx-resource entries one request may carry. */
+export const MAX_TX_RESOURCES = 100;
+
+type Canonical = { url?: string; version?: string };
+
+/** Newest first: a version compared part by part, numerically where both parts are numbers. */
+function compareVersions(a: string | undefined, b: string | undefined): number {
+  return (b ?? '').localeCompare(a ?? '', 'en', { numeric: true });
+}
+
+function pick<T extends Canonical>(list: T[], url: string, version?: string): T | undefined {
+  const found = list.filter((r) => r.url === url && (version === undefined || r.version === version));
+  // Without a version the latest one wins, as for stored resources.
+  return found.sort((x, y) => compareVersions(x.version, y.version))[0];
+}
+
+/** Checks the request's tx-resource entries and returns a resolver that looks there first, then in `base`. */
+export function txResourceResolver(base: Resolver, resources: unknown[]): Resolver {
+  if (resources.length > MAX_TX_RESOURCES)
+    throw badRequest(`At most ${MAX_TX_RESOURCES} tx-resource parameters are accepted`, ['tx-resource']);
+  const codeSystems: CodeSystemResource[] = [];
+  const valueSets: ValueSetResource[] = [];
+  resources.forEach((r, i) => {
+    if (typeof r !== 'object' || r === null || Array.isArray(r))
+      throw badRequest(`tx-resource[${i}] must be a resource`, ['tx-resource']);
+    const res = r as { resourceType?: unknown; url?: unknown; version?: unknown };
+    if (res.url !== undefined && typeof res.url !== 'string')
+      throw badRequest(`tx-resource[${i}].url must be a string`, ['tx-resource']);
+    if (res.version !== undefined && typeof res.version !== 'string')
+      throw badRequest(`tx-resource[${i}].version must be a string`, ['tx-resource']);
+    if (res.resourceType === 'CodeSystem' && res.url) codeSystems.push(r as CodeSystemResource);
+    else if (res.resourceType === 'ValueSet' && res.url) valueSets.push(r as ValueSetResource);
+  });
+  const indexes = new Map<CodeSystemResource, CodeSystemIndex>();
+  return {
+    async codeSystem(url, version) {
+      const cs = pick(codeSystems, url, version);
+      if (!cs) return base.codeSystem(url, version);
+      let index = indexes.get(cs);
+      if (!index) {
+        try {
+          index = indexCodeSystemResource(cs);
+        } catch (err) {
+          throw badRequest(`tx-resource CodeSystem ${url}: ${(err as Error).message}`, ['tx-resource']);
+        }
+        indexes.set(cs, index);
+      }
+      return index;
+    },
+    async valueSet(url, version) {
+      return pick(valueSets, url, version) ?? base.valueSet(url, version);
+    },
+    // No generation: nothing of this request may be taken for current in a later one.
+  };
+}

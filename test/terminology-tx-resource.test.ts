@@ -1,0 +1,144 @@
+// $expand as the HL7 terminology ecosystem runner calls it: a `uuid` cache-buster, the code systems and value sets
+// given as `tx-resource` (for that request only), the definition (compose) only with includeDefinition, and
+// contains.version only when several versions of a system contribute.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, dropSchema, signIn, startTestServer, type TestServer } from './helpers/server.js';
+
+const CS = 'http://example.org/tx/CodeSystem/colours';
+const VS = 'http://example.org/tx/ValueSet/colours';
+
+const colours = (version: string, codes: string[]) => ({
+  resourceType: 'CodeSystem',
+  url: CS,
+  version,
+  status: 'active',
+  content: 'complete',
+  concept: codes.map((c) => ({ code: c, display: `${c} (${version})` })),
+});
+const allColours = {
+  resourceType: 'ValueSet',
+  url: VS,
+  version: '1.0.0',
+  status: 'active',
+  compose: { include: [{ system: CS }] },
+};
+
+let s: TestServer;
+let token: string;
+
+function expand(parameter: unknown[]) {
+  return call(s.base, 'POST', 'fhir/R4/ValueSet/$expand', {
+    token,
+    body: { resourceType: 'Parameters', parameter },
+  });
+}
+const uuid = { name: 'uuid', valueUuid: 'urn:uuid:8acdbfdc-e9d2-11ed-a05b-0242ac120003' };
+const tx = (resource: unknown) => ({ name: 'tx-resource', resource });
+
+beforeAll(async () => {
+  s = await startTestServer();
+  token = (await signIn(s.base)).access_token;
+});
+
+afterAll(async () => {
+  await s?.close();
+  await dropSchema(s?.schema);
+});
+
+describe('$expand with the parameters the HL7 test runner sends', () => {
+  it('accepts uuid and expands a value set given as tx-resource over a code system given as tx-resource', async () => {
+    const res = await expand([
+      { name: 'url', valueUri: VS },
+      tx(colours('2.0.0', ['red', 'green'])),
+      tx(allColours),
+      uuid,
+    ]);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.url).toBe(VS);
+    expect(res.body.expansion.total).toBe(2);
+    // One version contributes: it is named once in used-codesystem, not on every code.
+    expect(res.body.expansion.contains).toEqual([
+      { system: CS, code: 'red', display: 'red (2.0.0)' },
+      { system: CS, code: 'green', display: 'green (2.0.0)' },
+    ]);
+    expect(res.body.expansion.parameter).toContainEqual({ name: 'used-codesystem', valueUri: `${CS}|2.0.0` });
+    expect(res.body.compose).toBeUndefined();
+  });
+
+  it('returns the compose only with includeDefinition', async () => {
+    const res = await expand([
+      { name: 'url', valueUri: VS },
+      { name: 'includeDefinition', valueBoolean: true },
+      tx(colours('2.0.0', ['red'])),
+      tx(allColours),
+    ]);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.compose).toEqual(allColours.compose);
+  });
+
+  it('without a version the latest tx-resource version is used; contains.version appears when two contribute', async () => {
+    const latest = await expand([
+      { name: 'url', valueUri: VS },
+      tx(colours('1.0.0', ['red'])),
+      tx(colours('1.10.0', ['red', 'blue'])),
+      tx(colours('1.2.0', ['red', 'green'])),
+      tx(allColours),
+    ]);
+    expect(latest.status, latest.text).toBe(200);
+    expect(latest.body.expansion.contains.map((c: { code: string }) => c.code)).toEqual(['red', 'blue']);
+
+    const both = await expand([
+      tx(colours('1.0.0', ['red', 'old'])),
+      tx(colours('2.0.0', ['red', 'new'])),
+      {
+        name: 'valueSet',
+        resource: {
+          resourceType: 'ValueSet',
+          compose: {
+            include: [
+              { system: CS, version: '1.0.0', concept: [{ code: 'old' }] },
+              { system: CS, version: '2.0.0', concept: [{ code: 'new' }] },
+            ],
+          },
+        },
+      },
+    ]);
+    expect(both.status, both.text).toBe(200);
+    expect(both.body.expansion.contains).toEqual([
+      { system: CS, version: '1.0.0', code: 'old', display: 'old (1.0.0)' },
+      { system: CS, version: '2.0.0', code: 'new', display: 'new (2.0.0)' },
+    ]);
+  });
+
+  it('a tx-resource is used for its request only: it wins over a stored one, and is gone afterwards', async () => {
+    const stored = await call(s.base, 'POST', 'fhir/R4/CodeSystem', {
+      token,
+      body: colours('9.0.0', ['stored']),
+    });
+    expect(stored.status).toBe(201);
+    const vs = await call(s.base, 'POST', 'fhir/R4/ValueSet', { token, body: allColours });
+    expect(vs.status).toBe(201);
+    const withTx = await expand([{ name: 'url', valueUri: VS }, tx(colours('9.0.0', ['given']))]);
+    expect(withTx.status, withTx.text).toBe(200);
+    expect(withTx.body.expansion.contains.map((c: { code: string }) => c.code)).toEqual(['given']);
+    const after = await expand([{ name: 'url', valueUri: VS }]);
+    expect(after.status, after.text).toBe(200);
+    expect(after.body.expansion.contains.map((c: { code: string }) => c.code)).toEqual(['stored']);
+  });
+
+  it('a tx-resource that is not a resource, or too many of them, is a 400 naming tx-resource', async () => {
+    const notResource = await expand([
+      { name: 'url', valueUri: VS },
+      { name: 'tx-resource', valueString: 'x' },
+    ]);
+    expect(notResource.status).toBe(400);
+    expect(notResource.body.resourceType).toBe('OperationOutcome');
+    expect(notResource.body.issue[0].details.text).toContain('tx-resource');
+    const many = await expand([
+      { name: 'url', valueUri: VS },
+      ...Array.from({ length: 101 }, (_, i) => tx({ ...allColours, url: `${VS}-${i}` })),
+    ]);
+    expect(many.status).toBe(400);
+    expect(many.body.issue[0].details.text).toContain('At most 100 tx-resource');
+  });
+});
