@@ -52,6 +52,33 @@ export interface Config {
   botLogLimit: number;
   /** Run queued async bot jobs on this instance (BOT_JOB_RUNNER, default true). */
   botJobRunner: boolean;
+  /** Budgets for documents sent to /graphql (README "Limits"). */
+  graphql: {
+    bodyLimit: string;
+    maxTokens: number;
+    maxDepth: number;
+    maxAliases: number;
+    maxDirectives: number;
+    maxCost: number;
+    maxExpensiveFields: number;
+    introspection: boolean;
+  };
+  /** Deepest nesting of a JSON request body (objects and arrays). */
+  jsonMaxDepth: number;
+  /** Origins allowed to call /graphql from a browser (CORS); empty: no CORS headers. */
+  corsOrigins: string[];
+  /** Milliseconds a client has to send a whole request (headers and body); then 408 and the connection closes. */
+  requestTimeoutMs: number;
+  /** Milliseconds a client has to send the request headers. */
+  headersTimeoutMs: number;
+  /** Open connections allowed from one client address (0: no limit). */
+  maxConnectionsPerAddress: number;
+  /** Milliseconds in-flight requests get to finish after SIGTERM before the process exits anyway. */
+  shutdownGraceMs: number;
+  /** Milliseconds between event-loop delay log lines (0: never logged; still in /healthz). */
+  eventLoopLogIntervalMs: number;
+  /** Embedded database: fsync writes to disk (PGlite runs without fsync unless told). */
+  pgliteFsync: boolean;
 }
 
 function int(name: string, def: number): number {
@@ -120,6 +147,27 @@ export function loadConfig(overrides: Partial<Config> = {}): Config {
     botFetchAllowPrivate: bool('BOT_FETCH_ALLOW_PRIVATE', false),
     botLogLimit: int('BOT_LOG_LIMIT', 64 * 1024),
     botJobRunner: bool('BOT_JOB_RUNNER', true),
+    graphql: {
+      bodyLimit: env.GRAPHQL_BODY_LIMIT ?? '256kb',
+      maxTokens: int('GRAPHQL_MAX_TOKENS', 2000),
+      maxDepth: int('GRAPHQL_MAX_DEPTH', 10),
+      maxAliases: int('GRAPHQL_MAX_ALIASES', 15),
+      maxDirectives: int('GRAPHQL_MAX_DIRECTIVES', 20),
+      maxCost: int('GRAPHQL_MAX_COST', 5000),
+      maxExpensiveFields: int('GRAPHQL_MAX_EXPENSIVE_FIELDS', 4),
+      introspection: bool('GRAPHQL_INTROSPECTION', env.NODE_ENV !== 'production'),
+    },
+    jsonMaxDepth: int('JSON_MAX_DEPTH', 256),
+    corsOrigins: (env.CORS_ORIGINS ?? '')
+      .split(',')
+      .map((o) => o.trim())
+      .filter(Boolean),
+    requestTimeoutMs: int('REQUEST_TIMEOUT', 30_000),
+    headersTimeoutMs: int('HEADERS_TIMEOUT', 10_000),
+    maxConnectionsPerAddress: int('MAX_CONNECTIONS_PER_ADDRESS', 100),
+    shutdownGraceMs: int('SHUTDOWN_GRACE', 20_000),
+    eventLoopLogIntervalMs: int('EVENT_LOOP_LOG_INTERVAL', 60_000),
+    pgliteFsync: bool('PGLITE_FSYNC', true),
     ...overrides,
   };
 }

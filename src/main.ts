@@ -1,6 +1,7 @@
 // Process entry: config -> database -> app -> listen; graceful shutdown on SIGTERM/SIGINT.
 import './production-env.js';
 import { startServer } from './server.js';
+import { killSelfAfter } from './last-resort-exit.js';
 
 const running = await startServer();
 const { logger, config } = running.services;
@@ -10,11 +11,15 @@ let stopping = false;
 const stop = (signal: string) => {
   if (stopping) return;
   stopping = true;
-  logger.info({ signal }, 'shutting down: finishing in-flight requests');
+  logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: finishing in-flight requests');
+  // Requests get the grace; closing the bots and the database a few seconds more. If even process.exit blocks
+  // (an isolate thread stuck in its out-of-memory callback), the watchdog process ends this one.
+  const forceMs = config.shutdownGraceMs + 5_000;
+  killSelfAfter(forceMs + 5_000);
   const force = setTimeout(() => {
     logger.warn('shutdown took too long; exiting');
     process.exit(1);
-  }, 20_000);
+  }, forceMs);
   force.unref();
   running.close().then(
     () => {

@@ -11,6 +11,8 @@ import { bootstrap } from './auth/bootstrap.js';
 import { ResourceRegistry } from './fhir/registry.js';
 import { createExpressApp, type FeatureRoutes } from './rest/app.js';
 import { createHttpServer } from './rest/http-server.js';
+import { limitConnectionsPerAddress } from './rest/connection-limit.js';
+import { closeConnectionsWhenDraining, drain } from './rest/drain.js';
 import type { Services } from './services.js';
 import { BotService } from './bots/service.js';
 import { botRoutes } from './rest/bot-routes.js';
@@ -69,8 +71,11 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const features: FeatureRoutes[] = [terminologyRoutes, botRoutes];
 
   const app = createExpressApp(services, features);
-  const server = createHttpServer(app);
+  const server = createHttpServer(app, config);
   server.keepAliveTimeout = 65_000;
+  limitConnectionsPerAddress(server, config.maxConnectionsPerAddress);
+  let draining = false;
+  const closeInFlight = closeConnectionsWhenDraining(server, () => draining);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -85,11 +90,11 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     url,
     close() {
       closing ??= (async () => {
-        // Stop accepting, let in-flight requests finish, then close idle keep-alive connections.
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
+        // Stop accepting; keep-alive connections close after their current request; in-flight requests get
+        // the grace to finish.
+        draining = true;
+        closeInFlight();
+        await drain(server, config.shutdownGraceMs);
         await services.bots.close();
         await auth.close();
         await db.close();

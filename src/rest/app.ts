@@ -1,16 +1,15 @@
 // The Express application: logging, authentication, the routers, GraphQL (yoga) and error mapping.
 import express, { type Express, type IRouter, type RequestHandler } from 'express';
 import { requestLogger } from './request-log.js';
-import { createYoga } from 'graphql-yoga';
-import { schema } from '../graphql/schema.js';
-import { contextFor } from './request.js';
+import { mountGraphql } from './graphql-endpoint.js';
+import { jsonBodyParser } from './json-body.js';
 import type { Services } from '../services.js';
 import { authenticateThen } from './middleware.js';
 import { authRouter } from './auth-routes.js';
 import { oauthRouter } from './oauth-routes.js';
 import { fhirRoutes } from './fhir-routes.js';
 import { operationOutcome, sendError, sendFhir } from './outcome.js';
-import { registerGraphiQLAssets, renderGraphiQLPage } from './graphiql-page.js';
+import { badRequest } from '../graphql/errors.js';
 
 /** The FHIR base path: `{BASE_URL}fhir/R4`. */
 export const FHIR_BASE = '/fhir/R4';
@@ -33,9 +32,9 @@ export function createExpressApp(services: Services, features: FeatureRoutes[] =
   app.set('etag', false);
 
   const limit = services.config.bodyLimit;
-  const jsonParser = express.json({
+  const jsonParser = jsonBodyParser({
     limit,
-    strict: false,
+    maxDepth: services.config.jsonMaxDepth,
     type: ['application/json', 'application/fhir+json', 'application/*+json'],
   });
 
@@ -61,21 +60,15 @@ export function createExpressApp(services: Services, features: FeatureRoutes[] =
       res.json(health);
       return;
     }
+    // PostgreSQL text cannot hold NUL (nor may FHIR strings): refused here rather than failing in the database.
+    if (req.url.includes('%00')) {
+      sendError(req, res, badRequest('The NUL character (%00) is not allowed in the URL'));
+      return;
+    }
     authenticated(req, res, next);
   });
 
-  // GraphiQL from the installed package (no CDN): its assets first, then the page as yoga's renderer.
-  const basePath = new URL(services.config.baseUrl).pathname;
-  registerGraphiQLAssets(app);
-  const yoga = createYoga({
-    schema,
-    graphqlEndpoint: '/graphql',
-    landingPage: false,
-    logging: false,
-    renderGraphiQL: (options) => renderGraphiQLPage(basePath, { ...options }),
-    context: ({ req }: { req: express.Request }) => contextFor(req),
-  });
-  app.use('/graphql', yoga as unknown as RequestHandler);
+  mountGraphql(app, services.config);
 
   for (const register of features) register(app, FHIR_BASE, services, jsonParser);
   fhirRoutes(app, FHIR_BASE, jsonParser);

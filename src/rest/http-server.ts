@@ -16,7 +16,13 @@ type MessageConstructor<T> = new (...args: never[]) => T;
  * prototype is already the one Express sets, setPrototypeOf changes nothing (the spec returns early), and nothing
  * survives. Node's `IncomingMessage`/`ServerResponse` options exist for exactly this kind of subclassing.
  */
-export function createHttpServer(app: Express): http.Server {
+export function createHttpServer(
+  app: Express,
+  timeouts: { requestTimeoutMs: number; headersTimeoutMs: number } = {
+    requestTimeoutMs: 300_000,
+    headersTimeoutMs: 60_000,
+  },
+): http.Server {
   // Plain constructor functions (not classes): their `prototype` must be Express's own objects, which a class's
   // read-only `prototype` cannot be; node:http's two constructors are plain functions meant to be called this way.
   function ExpressRequest(this: http.IncomingMessage, socket: Socket): void {
@@ -36,6 +42,11 @@ export function createHttpServer(app: Express): http.Server {
     {
       IncomingMessage: ExpressRequest as unknown as MessageConstructor<http.IncomingMessage>,
       ServerResponse: ExpressResponse as unknown as MessageConstructor<http.ServerResponse>,
+      // A client trickling its headers or body is answered 408 and disconnected once these run out; node checks
+      // them every connectionsCheckingInterval (30 s by default, far longer than the timeouts themselves).
+      requestTimeout: timeouts.requestTimeoutMs,
+      headersTimeout: Math.min(timeouts.headersTimeoutMs, timeouts.requestTimeoutMs || Infinity),
+      connectionsCheckingInterval: 1_000,
     } as http.ServerOptions,
     app,
   );

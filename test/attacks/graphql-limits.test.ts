@@ -1,0 +1,94 @@
+// Attacks on /graphql: a huge unauthenticated document (a 12 MB list literal held the event loop 14 s; larger ones
+// killed the process), deep and alias-amplified documents (120 aliased expandValueSet took 25 s and 3 GB; 10,000
+// aliases of me { sessions } ran 10,000 SQL queries). Each must be refused up front with a 4xx naming the limit.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signIn } from '../helpers/server.js';
+import { expectContained, startAttackTarget, underAttack, type AttackTarget } from './harness.js';
+
+let target: AttackTarget;
+let token: string;
+
+beforeAll(async () => {
+  target = await startAttackTarget();
+  token = (await signIn(target.base)).access_token;
+});
+
+afterAll(async () => {
+  await target?.close();
+});
+
+function gql(body: string, signal: AbortSignal, auth = true): Promise<Response> {
+  return fetch(`${target.base}graphql`, {
+    method: 'POST',
+    signal,
+    headers: {
+      'content-type': 'application/json',
+      ...(auth ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body,
+  });
+}
+
+describe('/graphql document limits', () => {
+  it('refuses a 12 MB unauthenticated document with 413 before parsing it', async () => {
+    const list = '[' + '1,'.repeat(6_000_000) + '1]';
+    const doc = JSON.stringify({
+      query: `query { readResource(type: "x", id: "y", probe: ${list}) { id } }`,
+    });
+    expect(doc.length).toBeGreaterThan(12_000_000);
+    const o = await underAttack(target, (signal) => gql(doc, signal, false));
+    expectContained(o, { status: 413 });
+    expect(o.body).toMatch(/GRAPHQL_BODY_LIMIT|limit/i);
+  });
+
+  it('refuses a document over the token limit (within the body limit) with 400 naming it', async () => {
+    const list = '[' + '1,'.repeat(60_000) + '1]';
+    const doc = JSON.stringify({
+      query: `query { readResource(type: "x", id: "y", probe: ${list}) { id } }`,
+    });
+    const o = await underAttack(target, (signal) => gql(doc, signal, false));
+    expectContained(o, { status: 400 });
+    expect(o.body).toMatch(/token/i);
+  });
+
+  it('refuses a document nested 200 deep with 400 naming the depth limit', async () => {
+    const doc = JSON.stringify({ query: `{ ${'me { user { '.repeat(100)}id${' } }'.repeat(100)} }` });
+    const o = await underAttack(target, (signal) => gql(doc, signal));
+    expectContained(o, { status: 400 });
+    expect(o.body).toMatch(/depth/i);
+  });
+
+  it('refuses 120 aliased expandValueSet(count: 100000) with 400, up front', async () => {
+    const fields = Array.from(
+      { length: 120 },
+      (_, i) => `a${i}: expandValueSet(url: "http://hl7.org/fhir/ValueSet/x", count: 100000)`,
+    ).join(' ');
+    const o = await underAttack(target, (signal) => gql(JSON.stringify({ query: `{ ${fields} }` }), signal));
+    expectContained(o, { status: 400 });
+    expect(o.body).toMatch(/alias/i);
+  });
+
+  it('refuses 10,000 aliases of me { sessions } with 400 (no SQL query per alias)', async () => {
+    const fields = Array.from({ length: 10_000 }, (_, i) => `s${i}: me { sessions { id } }`).join(' ');
+    const o = await underAttack(target, (signal) => gql(JSON.stringify({ query: `{ ${fields} }` }), signal));
+    expectContained(o, { status: [400, 413] });
+  });
+
+  it('refuses more expensive fields than GRAPHQL_MAX_EXPENSIVE_FIELDS, within the alias limit', async () => {
+    const fields = Array.from(
+      { length: 8 },
+      (_, i) => `a${i}: expandValueSet(url: "http://hl7.org/fhir/ValueSet/x", count: 100000)`,
+    ).join(' ');
+    const o = await underAttack(target, (signal) => gql(JSON.stringify({ query: `{ ${fields} }` }), signal));
+    expectContained(o, { status: 400 });
+    expect(o.body).toMatch(/GRAPHQL_MAX_EXPENSIVE_FIELDS/);
+  });
+
+  it('still answers an ordinary query', async () => {
+    const o = await underAttack(target, (signal) =>
+      gql(JSON.stringify({ query: '{ me { user { email } sessions { id } } }' }), signal),
+    );
+    expectContained(o, { status: 200 });
+    expect(JSON.parse(o.body).data.me.user.email).toBeTruthy();
+  });
+});

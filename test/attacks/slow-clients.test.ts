@@ -1,0 +1,52 @@
+// Slow clients: a body trickled one byte at a time kept its connection (and request) open for ever, and one
+// address could open any number of connections. Now: 408 once REQUEST_TIMEOUT runs out, and connections over
+// MAX_CONNECTIONS_PER_ADDRESS are closed at once.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectContained, startAttackTarget, underAttack, type AttackTarget } from './harness.js';
+import { connect, statuses, waitFor, type RawConnection } from './raw-http.js';
+
+let target: AttackTarget;
+
+beforeAll(async () => {
+  target = await startAttackTarget({ REQUEST_TIMEOUT: '2000', MAX_CONNECTIONS_PER_ADDRESS: '8' });
+});
+
+afterAll(async () => {
+  await target?.close();
+});
+
+describe('slow clients', () => {
+  it('a body trickled one byte every 500 ms is answered 408 when REQUEST_TIMEOUT runs out', async () => {
+    const o = await underAttack(target, async (signal) => {
+      const c = await connect(target.port);
+      c.socket.write(
+        'POST /auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
+      );
+      const trickle = setInterval(() => c.socket.write(' '), 500);
+      try {
+        await Promise.race([
+          c.whenClosed,
+          new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
+        ]);
+      } finally {
+        clearInterval(trickle);
+        c.socket.destroy();
+      }
+      const status = statuses(c.received())[0];
+      return { status: status ?? 0, body: c.received() };
+    });
+    expectContained(o, { status: 408 });
+  });
+
+  it('connections over MAX_CONNECTIONS_PER_ADDRESS from one address are closed at once', async () => {
+    const conns: RawConnection[] = [];
+    for (let i = 0; i < 14; i++) conns.push(await connect(target.port));
+    await waitFor(() => conns.filter((c) => c.closed()).length >= 6, 2_000);
+    const closed = conns.filter((c) => c.closed()).length;
+    for (const c of conns) c.socket.destroy();
+    expect(closed, 'connections closed by the server').toBeGreaterThanOrEqual(6);
+    await new Promise((r) => setTimeout(r, 200));
+    const r = await fetch(`${target.base}healthz`);
+    expect(r.status).toBe(200);
+  });
+});
