@@ -42,6 +42,8 @@ export interface Config {
   botLogLimit: number;
   /** Run queued async bot jobs on this instance (BOT_JOB_RUNNER, default true). */
   botJobRunner: boolean;
+  /** Accept PKCE `plain` besides S256 (PKCE_ALLOW_PLAIN, default true: MedplumClient on Node sends plain). */
+  pkceAllowPlain: boolean;
 }
 
 function int(name: string, def: number): number {
@@ -105,6 +107,7 @@ export function loadConfig(overrides: Partial<Config> = {}): Config {
     botFetchAllowPrivate: bool('BOT_FETCH_ALLOW_PRIVATE', false),
     botLogLimit: int('BOT_LOG_LIMIT', 64 * 1024),
     botJobRunner: bool('BOT_JOB_RUNNER', true),
+    pkceAllowPlain: bool('PKCE_ALLOW_PLAIN', true),
     ...overrides,
   };
 }

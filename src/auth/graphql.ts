@@ -251,9 +251,10 @@ builder.mutationField('token', (t) =>
     },
     resolve: (_r, a, ctx) => {
       const auth = ctx.services.auth;
+      const client = { clientId: a.clientId || undefined, clientSecret: a.clientSecret || undefined };
       switch (a.grantType) {
         case 'authorization_code':
-          return auth.exchangeCode(a.code ?? '', a.codeVerifier ?? undefined, a.clientId ?? undefined);
+          return auth.exchangeCode(a.code ?? '', a.codeVerifier ?? undefined, client);
         case 'client_credentials':
           return auth.clientCredentials(
             a.clientId ?? undefined,
@@ -262,7 +263,7 @@ builder.mutationField('token', (t) =>
             a.scope ?? undefined,
           );
         case 'refresh_token':
-          return auth.refresh(a.refreshToken ?? undefined);
+          return auth.refresh(a.refreshToken ?? undefined, client);
         default:
           throw new OAuthError('unsupported_grant_type', `Unsupported grant_type: ${a.grantType}`);
       }
