@@ -506,31 +506,40 @@ export class AuthService {
 
   // ------------------------------------------------------------------ users
 
-  /** A project admin adds a user (new or existing account) to the project. */
+  /** A project admin creates a NEW account in the project. An address that already has an account is refused
+   * with one answer, whichever project holds it, naming nobody; the account is not touched (issue 12 item 2):
+   * existing accounts join through inviteUser, which their holder accepts. */
   async createUser(caller: Principal, email: string, password: string, admin: boolean) {
     if (!caller.admin) throw forbidden('Only a project admin can create users');
     const normalized = normalizeEmail(email);
     if (!normalized) throw badRequest('email is not a valid address', ['email']);
-    if (password.length < 8) throw badRequest('password must be at least 8 characters', ['password']);
+    if (password.length < 8 || password.length > 1024)
+      throw badRequest('password must be 8-1024 characters', ['password']);
     const passwordHash = await hashPassword(password);
-    return this.db.prisma.$transaction(async (tx) => {
-      const existing = await tx.user.findUnique({ where: { email: normalized } });
-      if (existing) {
-        const member = await tx.projectMembership.findFirst({
-          where: { userId: existing.id, projectId: caller.projectId },
-        });
-        if (member)
-          throw new ApiError(409, 'duplicate', 'A user with this email is already a member of the project');
-        await tx.projectMembership.create({
-          data: { projectId: caller.projectId, userId: existing.id, admin },
-        });
-        return existing;
-      }
-      const user = await tx.user.create({ data: { email: normalized, passwordHash } });
-      await tx.projectMembership.create({ data: { projectId: caller.projectId, userId: user.id, admin } });
-      return user;
-    });
+    try {
+      return await this.db.prisma.$transaction(async (tx) => {
+        if (await tx.user.findUnique({ where: { email: normalized }, select: { id: true } }))
+          throw emailTaken();
+        const user = await tx.user.create({ data: { email: normalized, passwordHash } });
+        await tx.projectMembership.create({ data: { projectId: caller.projectId, userId: user.id, admin } });
+        return user;
+      });
+    } catch (err) {
+      // Two concurrent creations of one address: the loser gets the same answer as above, not a 500.
+      if ((err as { code?: unknown }).code === 'P2002') throw emailTaken();
+      throw err;
+    }
   }
+}
+
+/** The one answer for an address that already has an account (the same for every project; names nobody). */
+function emailTaken(): ApiError {
+  return new ApiError(
+    409,
+    'duplicate',
+    'This email cannot be used for a new account. If its holder already has an account, invite them (inviteUser)',
+    { expression: ['email'] },
+  );
 }
 
 /** An active session as listed by /auth/me. */
