@@ -79,6 +79,8 @@ export interface Config {
   eventLoopLogIntervalMs: number;
   /** Embedded database: fsync writes to disk (PGlite runs without fsync unless told). */
   pgliteFsync: boolean;
+  /** Accept PKCE `plain` besides S256 (PKCE_ALLOW_PLAIN, default true: MedplumClient on Node sends plain). */
+  pkceAllowPlain: boolean;
 }
 
 function int(name: string, def: number): number {
@@ -168,6 +170,7 @@ export function loadConfig(overrides: Partial<Config> = {}): Config {
     shutdownGraceMs: int('SHUTDOWN_GRACE', 20_000),
     eventLoopLogIntervalMs: int('EVENT_LOOP_LOG_INTERVAL', 60_000),
     pgliteFsync: bool('PGLITE_FSYNC', true),
+    pkceAllowPlain: bool('PKCE_ALLOW_PLAIN', true),
     ...overrides,
   };
 }

@@ -29,6 +29,11 @@ function pkce() {
   return { verifier, challenge };
 }
 
+/** The PKCE fields of a sign-in body (required since RFC 9700 hardening). */
+function pkceBody() {
+  return { codeChallenge: pkce().challenge, codeChallengeMethod: 'S256' };
+}
+
 async function login(base: string, extra: Record<string, unknown> = {}) {
   const { verifier, challenge } = pkce();
   const r = await call(base, 'POST', 'auth/login', {
@@ -93,11 +98,11 @@ describe('password sign-in with PKCE', () => {
 
   it('a wrong password and an unknown email get the same 400 answer', async () => {
     const a = await call(s.base, 'POST', 'auth/login', {
-      body: { email: ADMIN_EMAIL, password: 'wrong-password' },
+      body: { email: ADMIN_EMAIL, password: 'wrong-password', ...pkceBody() },
       headers: { 'content-type': 'application/json' },
     });
     const b = await call(s.base, 'POST', 'auth/login', {
-      body: { email: 'nobody@example.com', password: 'wrong-password' },
+      body: { email: 'nobody@example.com', password: 'wrong-password', ...pkceBody() },
       headers: { 'content-type': 'application/json' },
     });
     expect(a.status).toBe(400);
@@ -203,7 +208,7 @@ describe('codes bound to a client', () => {
   it('a code issued with clientId is redeemed only with that client_id; the token names the client', async () => {
     const l = await login(s.base, { clientId: CLIENT_ID });
     const form = { grant_type: 'authorization_code', code: l.code, code_verifier: l.verifier };
-    const t = await token(s.base, { ...form, client_id: CLIENT_ID });
+    const t = await token(s.base, { ...form, client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
     expect(t.status).toBe(200);
     const payload = JSON.parse(Buffer.from(t.body.access_token.split('.')[1], 'base64url').toString('utf8'));
     expect(payload.client_id).toBe(CLIENT_ID);
@@ -235,14 +240,14 @@ describe('codes bound to a client', () => {
       code_verifier: l2.verifier,
       client_id: crypto.randomUUID(),
     });
-    expect(t2.status).toBe(400);
-    expect(t2.body.error).toBe('invalid_grant');
+    expect(t2.status).toBe(401);
+    expect(t2.body.error).toBe('invalid_client');
   });
 
   it('an unknown or malformed clientId on /auth/login is 400 naming clientId', async () => {
     for (const clientId of ['nope', crypto.randomUUID()]) {
       const r = await call(s.base, 'POST', 'auth/login', {
-        body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD, clientId },
+        body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD, clientId, ...pkceBody() },
         headers: { 'content-type': 'application/json' },
       });
       expect(r.status).toBe(400);
@@ -306,7 +311,7 @@ describe('client credentials', () => {
 });
 
 describe('refresh tokens', () => {
-  it('offline_access gets a refresh token; it rotates and the old one is refused', async () => {
+  it('offline_access gets a refresh token; it rotates; replaying the old one ends the session', async () => {
     const t = await signIn(s.base, ADMIN_EMAIL, ADMIN_PASSWORD, { scope: 'openid offline_access' });
     expect(t.refresh_token).toBeTruthy();
     const r1 = await token(s.base, { grant_type: 'refresh_token', refresh_token: t.refresh_token! });
@@ -314,9 +319,6 @@ describe('refresh tokens', () => {
     expect(r1.body.refresh_token).toBeTruthy();
     expect(r1.body.refresh_token).not.toBe(t.refresh_token);
     expect((await call(s.base, 'GET', 'auth/me', { token: r1.body.access_token })).status).toBe(200);
-    const replay = await token(s.base, { grant_type: 'refresh_token', refresh_token: t.refresh_token! });
-    expect(replay.status).toBe(400);
-    expect(replay.body.error).toBe('invalid_grant');
     const r2 = await token(s.base, { grant_type: 'refresh_token', refresh_token: r1.body.refresh_token });
     expect(r2.status).toBe(200);
     const basicAuth = `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`;
@@ -328,6 +330,11 @@ describe('refresh tokens', () => {
       });
     expect((await introspect(r1.body.refresh_token)).body).toEqual({ active: false });
     expect((await introspect(r2.body.refresh_token)).body.active).toBe(true);
+    // A replay of a rotated token is refused and ends the session (RFC 9700 4.14.2).
+    const replay = await token(s.base, { grant_type: 'refresh_token', refresh_token: t.refresh_token! });
+    expect(replay.status).toBe(400);
+    expect(replay.body.error).toBe('invalid_grant');
+    expect((await introspect(r2.body.refresh_token)).body).toEqual({ active: false });
   });
 
   it('an access token is not a refresh token, and garbage is invalid_grant', async () => {

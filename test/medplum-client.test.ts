@@ -38,6 +38,11 @@ describe('MedplumClient', () => {
     const login = await medplum.startLogin({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD });
     expect(login.login).toBeTruthy();
     expect(login.code).toBeTruthy();
+    // The compatibility fact behind PKCE_ALLOW_PLAIN: on Node, MedplumClient's S256 path needs window.btoa, so it
+    // falls back to 'plain' (with a 128-character hex verifier, which RFC 7636 4.1 accepts).
+    const row = await s.services.db.prisma.login.findUnique({ where: { id: login.login } });
+    expect(row?.codeChallengeMethod).toBe('plain');
+    expect(row?.codeChallenge).toMatch(/^[0-9a-f]{128}$/);
     const profile = await medplum.processCode(login.code!);
     expect(profile?.resourceType).toBe('Practitioner');
     expect(medplum.isAuthenticated()).toBe(true);
@@ -86,6 +91,9 @@ describe('MedplumClient', () => {
 
   it('a client created with a clientId gets a token whose client_id matches (the client checks it)', async () => {
     const medplum = client(s.base, { clientId: CLIENT_ID });
+    // A named client is confidential and authenticates at the token endpoint (RFC 6749 3.2.1): MedplumClient
+    // sends HTTP Basic on the code exchange once it knows the secret.
+    medplum.setBasicAuth(CLIENT_ID, CLIENT_SECRET);
     const login = await medplum.startLogin({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD });
     const profile = await medplum.processCode(login.code!);
     expect(profile?.resourceType).toBe('Practitioner');
@@ -137,7 +145,8 @@ describe('MedplumClient', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     expect(replay.body.error).toBe('invalid_grant');
-    await medplum.signOut();
+    // A replayed refresh token ends the session (RFC 9700 4.14.2): the client's current token is refused too.
+    expect((await call(s.base, 'GET', 'auth/me', { token: medplum.getAccessToken() })).status).toBe(401);
   });
 });
 

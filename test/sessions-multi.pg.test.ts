@@ -86,12 +86,17 @@ describe('revocation across server processes', () => {
     expect(intro.body).toEqual({ active: false });
   });
 
-  it('a refresh rotated on A makes the old refresh token fail on B', async () => {
+  it('a refresh token rotated on A and replayed on B revokes the session on both (RFC 9700 4.14.2)', async () => {
     const t = await signIn(a.base, undefined, undefined, { scope: 'openid offline_access' });
     const r1 = await refreshVia(a.base, t.refresh_token!);
     expect(r1.status).toBe(200);
+    // A has the new session state cached.
+    expect((await call(a.base, 'GET', 'auth/me', { token: r1.body.access_token })).status).toBe(200);
     expect((await refreshVia(b.base, t.refresh_token!)).body.error).toBe('invalid_grant');
-    expect((await call(b.base, 'GET', 'auth/me', { token: r1.body.access_token })).status).toBe(200);
+    // The replay on B ended the session: A refuses the newest access token on the next request.
+    expect((await call(a.base, 'GET', 'auth/me', { token: r1.body.access_token })).status).toBe(401);
+    expect((await call(b.base, 'GET', 'auth/me', { token: r1.body.access_token })).status).toBe(401);
+    expect((await refreshVia(a.base, r1.body.refresh_token)).body.error).toBe('invalid_grant');
   });
 
   it('under load on both instances: zero 200s for requests sent after the revoke returned', async () => {

@@ -39,6 +39,38 @@ export interface LoginInput {
   clientId?: string;
 }
 
+/** Client credentials a token request carries (form body or HTTP Basic). */
+export interface ClientCredentials {
+  clientId?: string;
+  clientSecret?: string;
+}
+
+/** RFC 7636 4.1: code_verifier = 43*128unreserved. */
+const PKCE_VERIFIER_RE = /^[A-Za-z0-9\-._~]{43,128}$/;
+/** RFC 7636 4.2: BASE64URL(SHA256(verifier)) without padding is exactly 43 characters. */
+const PKCE_S256_RE = /^[A-Za-z0-9_-]{43}$/;
+
+/** Validates /auth/login's PKCE parameters (required: RFC 9700 2.1.1); returns what the Login stores. */
+function checkChallenge(
+  challenge: string | undefined,
+  method: string | undefined,
+  allowPlain: boolean,
+): { challenge: string; method: 'S256' | 'plain' } {
+  if (!challenge) throw badRequest('codeChallenge is required (PKCE, RFC 7636)', ['codeChallenge']);
+  const allowed = allowPlain ? 'S256 or plain' : 'S256';
+  if (method !== 'S256' && !(allowPlain && method === 'plain'))
+    throw badRequest(`codeChallengeMethod must be ${allowed}`, ['codeChallengeMethod']);
+  if (method === 'S256' && !PKCE_S256_RE.test(challenge))
+    throw badRequest('codeChallenge must be 43 base64url characters for S256 (RFC 7636 4.2)', [
+      'codeChallenge',
+    ]);
+  if (method === 'plain' && !PKCE_VERIFIER_RE.test(challenge))
+    throw badRequest('codeChallenge must be 43-128 characters of [A-Za-z0-9-._~] for plain (RFC 7636 4.1)', [
+      'codeChallenge',
+    ]);
+  return { challenge, method };
+}
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** True when s is a UUID (ids are UUIDs; anything else is rejected before it reaches SQL). */
@@ -125,12 +157,7 @@ export class AuthService {
     if (typeof input.email !== 'string' || !input.email) throw badRequest('email is required', ['email']);
     if (typeof input.password !== 'string' || !input.password)
       throw badRequest('password is required', ['password']);
-    if (input.codeChallengeMethod && !['S256', 'plain'].includes(input.codeChallengeMethod)) {
-      throw badRequest('codeChallengeMethod must be S256 or plain', ['codeChallengeMethod']);
-    }
-    if (input.codeChallenge && !input.codeChallengeMethod) {
-      throw badRequest('codeChallengeMethod is required with codeChallenge', ['codeChallengeMethod']);
-    }
+    const pkce = checkChallenge(input.codeChallenge, input.codeChallengeMethod, this.config.pkceAllowPlain);
     if (input.projectId !== undefined && !isUuid(input.projectId))
       throw badRequest('projectId is not a valid id', ['projectId']);
     if (input.clientId !== undefined && input.clientId !== '' && !isUuid(input.clientId))
@@ -169,8 +196,8 @@ export class AuthService {
         userAgent: client.userAgent?.slice(0, 512),
         remoteAddress: client.remoteAddress,
         codeHash: sha256(code),
-        codeChallenge: input.codeChallenge,
-        codeChallengeMethod: input.codeChallenge ? input.codeChallengeMethod : undefined,
+        codeChallenge: pkce.challenge,
+        codeChallengeMethod: pkce.method,
         codeExpiresAt: new Date(Date.now() + this.config.authCodeLifetimeSec * 1000),
         expiresAt: new Date(Date.now() + this.sessionLifetimeMs(normalizeScope(input.scope))),
       },
@@ -186,13 +213,16 @@ export class AuthService {
     );
   }
 
-  /** grant_type=authorization_code: a code is good once; a second use revokes the Login (RFC 6749 4.1.2). */
+  /** grant_type=authorization_code: a code is good once (a second use revokes the Login, RFC 6749 4.1.2); PKCE is
+   * required (RFC 7636); a code issued to a client is redeemed only by that client, authenticated (RFC 6749 4.1.3). */
   async exchangeCode(
     code: string,
     verifier: string | undefined,
-    clientId: string | undefined,
+    client: ClientCredentials,
   ): Promise<TokenResponse> {
     if (!code) throw new OAuthError('invalid_request', 'code is required');
+    // The client authenticates before the code is looked at: a wrong secret neither burns nor reveals the code.
+    const clientId = await this.requestingClient(client);
     const now = new Date();
     const claimed = await this.db.sql<{ id: string }>(
       `UPDATE "Login" SET "codeUsedAt" = $2 WHERE "codeHash" = $1 AND "codeUsedAt" IS NULL RETURNING id`,
@@ -210,22 +240,46 @@ export class AuthService {
     if (login.revokedAt) throw new OAuthError('invalid_grant', 'Session has been revoked');
     if (!login.codeExpiresAt || login.codeExpiresAt < now)
       throw new OAuthError('invalid_grant', 'Authorization code has expired');
-    if (login.codeChallenge) {
-      if (!verifier) throw new OAuthError('invalid_request', 'code_verifier is required (PKCE)');
-      const computed =
-        login.codeChallengeMethod === 'S256'
-          ? crypto.createHash('sha256').update(verifier).digest('base64url')
-          : verifier;
-      if (!safeEqual(computed, login.codeChallenge))
-        throw new OAuthError('invalid_grant', 'Invalid code_verifier (PKCE)');
-    }
-    if (login.clientId && clientId !== login.clientId) {
-      throw new OAuthError('invalid_grant', 'Authorization code was issued to another client');
+    if (!login.codeChallenge || !login.codeChallengeMethod)
+      throw new OAuthError('invalid_grant', 'Authorization code was issued without PKCE');
+    if (!verifier) throw new OAuthError('invalid_request', 'code_verifier is required (PKCE)');
+    if (!PKCE_VERIFIER_RE.test(verifier))
+      throw new OAuthError(
+        'invalid_request',
+        'code_verifier must be 43-128 characters of [A-Za-z0-9-._~] (RFC 7636 4.1)',
+      );
+    const computed =
+      login.codeChallengeMethod === 'S256'
+        ? crypto.createHash('sha256').update(verifier).digest('base64url')
+        : verifier;
+    if (!safeEqual(computed, login.codeChallenge))
+      throw new OAuthError('invalid_grant', 'Invalid code_verifier (PKCE)');
+    if ((login.clientId ?? undefined) !== clientId) {
+      throw new OAuthError(
+        'invalid_grant',
+        login.clientId
+          ? 'Authorization code was issued to another client'
+          : 'Authorization code was issued without a client; redeem it without client credentials',
+      );
     }
     await this.db.prisma.login.update({ where: { id: login.id }, data: { granted: true } });
     this.sessions.invalidate(login.id);
     await this.sessions.announce(login.id, { wait: false });
-    return this.issueTokens(login.id, clientId);
+    return this.issueTokens(login.id);
+  }
+
+  /** The client a token request names, authenticated; undefined when it names none (empty client_id, as
+   * MedplumClient sends without a client). Every client application holds a secret, so every named client is
+   * confidential and must authenticate (RFC 6749 3.2.1). */
+  private async requestingClient(client: ClientCredentials): Promise<string | undefined> {
+    if (!client.clientId && !client.clientSecret) return undefined;
+    if (!client.clientId) throw new OAuthError('invalid_client', 'client_secret was given without client_id');
+    if (!client.clientSecret)
+      throw new OAuthError(
+        'invalid_client',
+        'Client authentication is required: send client_secret (form or HTTP Basic) with client_id',
+      );
+    return this.authenticateClient(client.clientId, client.clientSecret);
   }
 
   /** Checks a client application's id and secret (constant time); throws invalid_client otherwise. */
@@ -250,12 +304,8 @@ export class AuthService {
   ): Promise<TokenResponse> {
     if (!clientId || !clientSecret)
       throw new OAuthError('invalid_request', 'client_id and client_secret are required');
-    const app = isUuid(clientId)
-      ? await this.db.prisma.clientApplication.findUnique({ where: { id: clientId } })
-      : null;
-    // Compare even when the client is unknown, so timing does not tell which ids exist.
-    const matches = safeEqual(sha256(clientSecret), app?.secretHash ?? sha256(''));
-    if (!app || !matches) throw new OAuthError('invalid_client', 'Invalid client credentials');
+    const appId = await this.authenticateClient(clientId, clientSecret);
+    const app = await this.db.prisma.clientApplication.findUniqueOrThrow({ where: { id: appId } });
     const membership = await this.db.prisma.projectMembership.findFirst({
       where: { clientId: app.id, projectId: app.projectId },
     });
@@ -274,12 +324,14 @@ export class AuthService {
         expiresAt: new Date(Date.now() + this.sessionLifetimeMs(sc)),
       },
     });
-    return this.issueTokens(login.id, app.id);
+    return this.issueTokens(login.id);
   }
 
-  /** grant_type=refresh_token: rotates the refresh secret (a replayed old token is refused). */
-  async refresh(refreshToken: string | undefined): Promise<TokenResponse> {
+  /** grant_type=refresh_token: rotates the refresh secret; a replayed old token ends the session. A session made
+   * through a client is refreshed only by that client, authenticated. */
+  async refresh(refreshToken: string | undefined, client: ClientCredentials = {}): Promise<TokenResponse> {
     if (!refreshToken) throw new OAuthError('invalid_request', 'refresh_token is required');
+    const clientId = await this.requestingClient(client);
     const claims = await this.tokens.verify(refreshToken);
     if (!claims || claims.token_use !== 'refresh' || !claims.refresh_secret) {
       throw new OAuthError('invalid_grant', 'Invalid refresh token');
@@ -287,6 +339,14 @@ export class AuthService {
     const state = await this.sessions.get(claims.login_id);
     if (!state || !isActive(state))
       throw new OAuthError('invalid_grant', 'Session has ended (revoked or expired)');
+    if ((state.clientId ?? undefined) !== clientId) {
+      if (state.clientId && !clientId)
+        throw new OAuthError(
+          'invalid_client',
+          'This refresh token belongs to a client: authenticate that client',
+        );
+      throw new OAuthError('invalid_grant', 'Refresh token was issued to another client');
+    }
     const rotated = await this.db.sql<{ id: string }>(
       `UPDATE "Login" SET "refreshSecretHash" = NULL, "expiresAt" = $3
         WHERE id = $1 AND "refreshSecretHash" = $2 AND "revokedAt" IS NULL AND "expiresAt" > now()
@@ -297,15 +357,23 @@ export class AuthService {
         new Date(Date.now() + this.config.refreshTokenLifetimeSec * 1000),
       ],
     );
-    if (rotated.length === 0)
-      throw new OAuthError('invalid_grant', 'Refresh token was already used or revoked');
+    if (rotated.length === 0) {
+      // The token is ours (signature checked) and its session was active, but its secret is no longer the current
+      // one: it was rotated away, so two parties hold it. RFC 9700 4.14.2: end the whole session, on every instance.
+      await this.revoke(claims.login_id, 'system', 'refresh token replay');
+      throw new OAuthError(
+        'invalid_grant',
+        'Refresh token was already used (replay detected); the session is revoked',
+      );
+    }
     this.sessions.invalidate(claims.login_id);
     // The session's expiry moved: other instances must not keep the old one (no need to wait for them).
     await this.sessions.announce(claims.login_id, { wait: false });
-    return this.issueTokens(claims.login_id, claims.client_id);
+    return this.issueTokens(claims.login_id);
   }
 
-  private async issueTokens(loginId: string, clientId: string | undefined): Promise<TokenResponse> {
+  /** Tokens for a Login; the client they name is the Login's own (a real client of the project), never request text. */
+  private async issueTokens(loginId: string): Promise<TokenResponse> {
     const login = await this.db.prisma.login.findUniqueOrThrow({ where: { id: loginId } });
     const profile = login.userId ? `Practitioner/${login.userId}` : `ClientApplication/${login.clientId}`;
     const accessLifetime = Math.max(
@@ -319,7 +387,7 @@ export class AuthService {
       {
         sub: login.userId ?? login.clientId ?? login.id,
         loginId: login.id,
-        clientId: clientId ?? login.clientId ?? undefined,
+        clientId: login.clientId ?? undefined,
         scope: login.scope,
         profile,
         project: login.projectId,
@@ -438,31 +506,40 @@ export class AuthService {
 
   // ------------------------------------------------------------------ users
 
-  /** A project admin adds a user (new or existing account) to the project. */
+  /** A project admin creates a NEW account in the project. An address that already has an account is refused
+   * with one answer, whichever project holds it, naming nobody; the account is not touched (issue 12 item 2):
+   * existing accounts join through inviteUser, which their holder accepts. */
   async createUser(caller: Principal, email: string, password: string, admin: boolean) {
     if (!caller.admin) throw forbidden('Only a project admin can create users');
     const normalized = normalizeEmail(email);
     if (!normalized) throw badRequest('email is not a valid address', ['email']);
-    if (password.length < 8) throw badRequest('password must be at least 8 characters', ['password']);
+    if (password.length < 8 || password.length > 1024)
+      throw badRequest('password must be 8-1024 characters', ['password']);
     const passwordHash = await hashPassword(password);
-    return this.db.prisma.$transaction(async (tx) => {
-      const existing = await tx.user.findUnique({ where: { email: normalized } });
-      if (existing) {
-        const member = await tx.projectMembership.findFirst({
-          where: { userId: existing.id, projectId: caller.projectId },
-        });
-        if (member)
-          throw new ApiError(409, 'duplicate', 'A user with this email is already a member of the project');
-        await tx.projectMembership.create({
-          data: { projectId: caller.projectId, userId: existing.id, admin },
-        });
-        return existing;
-      }
-      const user = await tx.user.create({ data: { email: normalized, passwordHash } });
-      await tx.projectMembership.create({ data: { projectId: caller.projectId, userId: user.id, admin } });
-      return user;
-    });
+    try {
+      return await this.db.prisma.$transaction(async (tx) => {
+        if (await tx.user.findUnique({ where: { email: normalized }, select: { id: true } }))
+          throw emailTaken();
+        const user = await tx.user.create({ data: { email: normalized, passwordHash } });
+        await tx.projectMembership.create({ data: { projectId: caller.projectId, userId: user.id, admin } });
+        return user;
+      });
+    } catch (err) {
+      // Two concurrent creations of one address: the loser gets the same answer as above, not a 500.
+      if ((err as { code?: unknown }).code === 'P2002') throw emailTaken();
+      throw err;
+    }
   }
+}
+
+/** The one answer for an address that already has an account (the same for every project; names nobody). */
+function emailTaken(): ApiError {
+  return new ApiError(
+    409,
+    'duplicate',
+    'This email cannot be used for a new account. If its holder already has an account, invite them (inviteUser)',
+    { expression: ['email'] },
+  );
 }
 
 /** An active session as listed by /auth/me. */

@@ -7,6 +7,7 @@ import { loadMembershipRows, type MembershipRows } from './loaders.js';
 import { OAuthError } from './oauth-error.js';
 import { parseBasic } from './basic-auth.js';
 import { createProject } from './projects.js';
+import { acceptInvitation, declineInvitation, inviteUser, pendingInvitations } from './invitations.js';
 
 export const UserRef = builder.prismaObject('User', {
   fields: (t) => ({
@@ -63,6 +64,22 @@ export const SessionRef = builder.objectRef<SessionShape>('Session').implement({
   }),
 });
 
+export const InvitationRef = builder.prismaObject('Invitation', {
+  description:
+    'An invitation of an email address to a project. The account holder accepts it (acceptInvitation) to join.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    email: t.exposeString('email'),
+    admin: t.exposeBoolean('admin', { description: 'The holder joins as a project admin.' }),
+    project: t.relation('project'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    status: t.string({
+      description: 'pending, accepted or declined.',
+      resolve: (i) => (i.acceptedAt ? 'accepted' : i.declinedAt ? 'declined' : 'pending'),
+    }),
+  }),
+});
+
 interface MeShape {
   loginId: string;
   userId: string | null;
@@ -95,6 +112,11 @@ export const MeRef = builder.objectRef<MeShape>('Me').implement({
       resolve: async (me, _a, ctx) => (await membershipRows(ctx, me.membershipId)).membership,
     }),
     clientId: t.exposeString('clientId', { nullable: true }),
+    invitations: t.prismaField({
+      type: ['Invitation'],
+      description: "Pending invitations to other projects addressed to the caller's account.",
+      resolve: (_q, _me, _a, ctx) => pendingInvitations(ctx.services.db, requirePrincipal(ctx)),
+    }),
     sessions: t.field({
       type: [SessionRef],
       resolve: async (me, _a, ctx) => {
@@ -149,7 +171,9 @@ builder.mutationField('revokeOtherSessions', (t) =>
 builder.mutationField('createUser', (t) =>
   t.prismaField({
     type: 'User',
-    description: 'A project admin creates a user in the project.',
+    description:
+      'A project admin creates a NEW account in the project. An address that already has an account is refused ' +
+      '(409, the same answer for every project); invite existing accounts with inviteUser.',
     args: {
       email: t.arg.string({ required: true }),
       password: t.arg.string({ required: true }),
@@ -157,6 +181,37 @@ builder.mutationField('createUser', (t) =>
     },
     resolve: (_q, _r, args, ctx) =>
       ctx.services.auth.createUser(requirePrincipal(ctx), args.email, args.password, args.admin ?? false),
+  }),
+);
+
+builder.mutationField('inviteUser', (t) =>
+  t.prismaField({
+    type: 'Invitation',
+    description:
+      'A project admin invites an email address. The same answer whether or not an account exists; the holder ' +
+      'joins only by accepting (me.invitations, acceptInvitation).',
+    args: { email: t.arg.string({ required: true }), admin: t.arg.boolean({ required: false }) },
+    resolve: (_q, _r, a, ctx) =>
+      inviteUser(ctx.services.db, requirePrincipal(ctx), a.email, a.admin ?? false),
+  }),
+);
+
+builder.mutationField('acceptInvitation', (t) =>
+  t.prismaField({
+    type: 'ProjectMembership',
+    description:
+      'The signed-in holder of the invited address accepts: they join the project. Sign in with the ' +
+      "project's id (projectId on /auth/login) to work in it.",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_q, _r, a, ctx) => acceptInvitation(ctx.services.db, requirePrincipal(ctx), a.id),
+  }),
+);
+
+builder.mutationField('declineInvitation', (t) =>
+  t.boolean({
+    description: 'The signed-in holder of the invited address declines the invitation.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, a, ctx) => declineInvitation(ctx.services.db, requirePrincipal(ctx), a.id),
   }),
 );
 
@@ -251,9 +306,10 @@ builder.mutationField('token', (t) =>
     },
     resolve: (_r, a, ctx) => {
       const auth = ctx.services.auth;
+      const client = { clientId: a.clientId || undefined, clientSecret: a.clientSecret || undefined };
       switch (a.grantType) {
         case 'authorization_code':
-          return auth.exchangeCode(a.code ?? '', a.codeVerifier ?? undefined, a.clientId ?? undefined);
+          return auth.exchangeCode(a.code ?? '', a.codeVerifier ?? undefined, client);
         case 'client_credentials':
           return auth.clientCredentials(
             a.clientId ?? undefined,
@@ -262,7 +318,7 @@ builder.mutationField('token', (t) =>
             a.scope ?? undefined,
           );
         case 'refresh_token':
-          return auth.refresh(a.refreshToken ?? undefined);
+          return auth.refresh(a.refreshToken ?? undefined, client);
         default:
           throw new OAuthError('unsupported_grant_type', `Unsupported grant_type: ${a.grantType}`);
       }

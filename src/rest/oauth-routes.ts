@@ -149,7 +149,7 @@ export function oauthRouter(): Router {
       userinfo_endpoint: `${base}auth/me`,
       jwks_uri: `${base}.well-known/jwks.json`,
       grant_types_supported: ['authorization_code', 'client_credentials', 'refresh_token'],
-      code_challenge_methods_supported: ['S256', 'plain'],
+      code_challenge_methods_supported: req.services.config.pkceAllowPlain ? ['S256', 'plain'] : ['S256'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       scopes_supported: ['openid', 'offline_access'],
     });

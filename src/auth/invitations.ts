@@ -1,0 +1,80 @@
+// Invitations: how an existing account joins another project. A project admin invites an email address; the answer
+// is the same whether or not an account with that address exists (no enumeration), and nothing changes for the
+// account until its holder, signed in, sees the invitation in `me` and accepts it.
+import type { Database } from '../db/database.js';
+import type { Invitation, ProjectMembership } from '../generated/prisma/client.js';
+import { badRequest, forbidden, notFound } from '../graphql/errors.js';
+import type { Principal } from '../graphql/context.js';
+import { normalizeEmail } from './email.js';
+import { isUuid } from './auth-service.js';
+
+/** A project admin invites an address to the project (idempotent per project and address; a repeat updates `admin`). */
+export async function inviteUser(
+  db: Database,
+  caller: Principal,
+  email: string,
+  admin: boolean,
+): Promise<Invitation> {
+  if (!caller.admin) throw forbidden('Only a project admin can invite users');
+  const normalized = normalizeEmail(email);
+  if (!normalized) throw badRequest('email is not a valid address', ['email']);
+  // Deliberately no lookup of the account: the answer must not depend on whether it exists.
+  return db.prisma.invitation.upsert({
+    where: { projectId_email: { projectId: caller.projectId, email: normalized } },
+    create: { projectId: caller.projectId, email: normalized, admin, invitedBy: caller.userId },
+    update: { admin, invitedBy: caller.userId, acceptedAt: null, declinedAt: null, createdAt: new Date() },
+  });
+}
+
+/** The pending invitations addressed to the caller's account (empty for a client application). */
+export async function pendingInvitations(db: Database, caller: Principal): Promise<Invitation[]> {
+  if (!caller.userId) return [];
+  const user = await db.prisma.user.findUnique({ where: { id: caller.userId }, select: { email: true } });
+  if (!user) return [];
+  return db.prisma.invitation.findMany({
+    where: { email: user.email, acceptedAt: null, declinedAt: null },
+    orderBy: { createdAt: 'asc' },
+  });
+}
+
+/** The caller's own pending invitation by id; 404 for any other (never reveals someone else's invitation). */
+async function ownPending(db: Database, caller: Principal, id: unknown): Promise<Invitation> {
+  if (!isUuid(id)) throw badRequest('id is not a valid invitation id', ['id']);
+  if (!caller.userId) throw forbidden('Only a user can answer an invitation');
+  const user = await db.prisma.user.findUnique({ where: { id: caller.userId }, select: { email: true } });
+  const inv = await db.prisma.invitation.findUnique({ where: { id } });
+  if (!inv || !user || inv.email !== user.email || inv.acceptedAt || inv.declinedAt)
+    throw notFound('Invitation not found');
+  return inv;
+}
+
+/** The invited account's holder accepts: they become a member (or admin) of the project; one transaction. */
+export async function acceptInvitation(
+  db: Database,
+  caller: Principal,
+  id: unknown,
+): Promise<ProjectMembership> {
+  const inv = await ownPending(db, caller, id);
+  const userId = caller.userId as string;
+  return db.prisma.$transaction(async (tx) => {
+    const done = await tx.invitation.updateMany({
+      where: { id: inv.id, acceptedAt: null, declinedAt: null },
+      data: { acceptedAt: new Date() },
+    });
+    if (done.count === 0) throw notFound('Invitation not found');
+    const existing = await tx.projectMembership.findFirst({ where: { projectId: inv.projectId, userId } });
+    // Already a member: accepting changes nothing (an invitation never demotes, and promotes only as offered).
+    if (existing) {
+      if (!inv.admin || existing.admin) return existing;
+      return tx.projectMembership.update({ where: { id: existing.id }, data: { admin: true } });
+    }
+    return tx.projectMembership.create({ data: { projectId: inv.projectId, userId, admin: inv.admin } });
+  });
+}
+
+/** The invited account's holder declines; the invitation is closed. */
+export async function declineInvitation(db: Database, caller: Principal, id: unknown): Promise<boolean> {
+  const inv = await ownPending(db, caller, id);
+  await db.prisma.invitation.update({ where: { id: inv.id }, data: { declinedAt: new Date() } });
+  return true;
+}
