@@ -19,8 +19,9 @@
 // - One isolate per (projectId, botId), rebuilt when codeVersion or memoryMb changes; never shared between bots or
 //   projects, so globals, prototypes and secrets of one bot cannot be seen by another. LRU-capped (maxIsolates)
 //   and evicted when idle (idleTimeoutMs).
-// - By default one context per isolate is reused across executions of that bot (fresh context costs ~0.35 ms of
-//   CPU per execution; measured in test/sandbox.test.ts). The bot MODULE is re-evaluated for every execution, so
+// - By default warm contexts are reused across executions of that bot, one execution at a time per context
+//   (fresh context costs ~0.35 ms of CPU per execution; measured in test/sandbox.test.ts), so an execution can
+//   never reach another live execution's medplum client through globalThis. The bot MODULE is re-evaluated for every execution, so
 //   module-level variables are per execution; only deliberate writes to globalThis/prototypes can persist between
 //   executions of the SAME bot (like a warm Lambda: no guarantee either way). `contextPerExecution: true` gives
 //   every execution a brand-new context instead.
@@ -115,6 +116,9 @@ export type BotValue =
       body: ResponseBody;
     };
 
+/** Warm contexts kept per isolate for concurrent executions of one bot (more are released after use). */
+const MAX_IDLE_CONTEXTS = 4;
+
 /** How long after the deadline an execution is answered even if the isolate never settles. */
 const HARD_STOP_GRACE_MS = 1000;
 
@@ -198,7 +202,9 @@ class IsolateEntry {
   /** Executions since the last heap check (contextPerExecution mode). */
   sinceHeapCheck = 0;
   private scripts: Promise<{ preludes: ivm.Script[]; runtime: ivm.Script; user: ivm.Script }> | undefined;
-  private shared: Promise<ContextHandle> | undefined;
+  /** Warm contexts not in use. A context serves one execution at a time, so an execution can never reach another
+   * execution's `medplum`, console or timers through globalThis (issue 12 item 7). */
+  private readonly idle: ContextHandle[] = [];
   private readonly hostLog: ivm.Callback;
   private readonly hostCall: ivm.Reference;
   private readonly hostFetch: ivm.Reference;
@@ -385,11 +391,29 @@ class IsolateEntry {
     }
   }
 
-  /** The context for one execution: the shared warm one, or a fresh one (caller releases it). */
-  async acquireContext(): Promise<{ handle: ContextHandle; fresh: boolean }> {
-    if (this.opts.contextPerExecution) return { handle: await this.createContext(), fresh: true };
-    this.shared ??= this.createContext();
-    return { handle: await this.shared, fresh: false };
+  /** A context used by no other execution: an idle warm one, or a new one. Give it back with releaseContext. */
+  async acquireContext(): Promise<ContextHandle> {
+    if (!this.opts.contextPerExecution) {
+      const warm = this.idle.pop();
+      if (warm) return warm;
+    }
+    return this.createContext();
+  }
+
+  /**
+   * Returns a context after its execution. It is kept warm only when reuse is on, the execution left nothing
+   * behind that could still run in it (a pending host call or timer), and few are idle; otherwise it is released.
+   * Returns true when a context was released (dead contexts fill the heap until V8 collects them).
+   */
+  releaseContext(handle: ContextHandle, clean: boolean): boolean {
+    if (this.isolate.isDisposed) return false;
+    if (clean && !this.opts.contextPerExecution && this.idle.length < MAX_IDLE_CONTEXTS) {
+      this.idle.push(handle);
+      return false;
+    }
+    handle.run.release();
+    handle.context.release();
+    return true;
   }
 
   /** Disposes the isolate now (ends all its executions). */
@@ -525,13 +549,13 @@ export class BotSandbox {
       }, timeoutMs + HARD_STOP_GRACE_MS);
     });
 
-    let context: { handle: ContextHandle; fresh: boolean } | undefined;
+    let context: ContextHandle | undefined;
     const work = async (): Promise<ExecutionResult> => {
       try {
         context = await entry.acquireContext();
         const remaining = Math.ceil(exec.deadline - performance.now());
         if (remaining <= 0) throw new Error('Script execution timed out.');
-        const out = await context.handle.run.apply(undefined, [exec.id, payload], {
+        const out = await context.run.apply(undefined, [exec.id, payload], {
           arguments: { copy: true },
           result: { promise: true, copy: true },
           timeout: remaining,
@@ -547,6 +571,9 @@ export class BotSandbox {
     } finally {
       clearTimeout(hardTimer);
       clearTimeout(timer);
+      // Bot code still waiting on the host could run during the context's next execution: such a context is not
+      // reused.
+      const clean = exec.running === 0 && exec.queue.length === 0 && exec.sleeps.size === 0;
       exec.done = true;
       exec.abort?.abort();
       for (const s of exec.sleeps) {
@@ -557,10 +584,10 @@ export class BotSandbox {
       for (const wake of exec.queue.splice(0)) wake();
       entry.executions.delete(exec.id);
       entry.lastUsed = performance.now();
-      if (context?.fresh && !entry.isolate.isDisposed) context.handle.context.release();
+      const released = context ? entry.releaseContext(context, clean) : false;
       if (entry.dead && entry.executions.size === 0) entry.kill(entry.dead);
       else if (this.entries.size > this.opts.maxIsolates) this.evict();
-      if (context?.fresh && ++entry.sinceHeapCheck >= 10) this.checkHeap(entry);
+      if (released && ++entry.sinceHeapCheck >= 10) this.checkHeap(entry);
     }
   }
 
