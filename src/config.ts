@@ -42,6 +42,18 @@ export interface Config {
   botLogLimit: number;
   /** Run queued async bot jobs on this instance (BOT_JOB_RUNNER, default true). */
   botJobRunner: boolean;
+  /** Bot executions running at once on this instance, all projects (over it: 503). */
+  botMaxConcurrent: number;
+  /** Bot executions running at once per project (over it: 429). */
+  botProjectMaxConcurrent: number;
+  /** MB of bot isolate heap limits held at once on this instance, warm or busy (over it: 503). */
+  botMemoryBudgetMb: number;
+  /** MB of bot isolate heap limits held at once per project (over it: 429). */
+  botProjectMemoryMb: number;
+  /** Bot executions one incoming request may cause, bots calling bots included (over it: 429). */
+  botMaxExecutionsPerRequest: number;
+  /** Largest HL7 v2 body a bot accepts, in bytes (over it: 413). */
+  botHl7MaxBytes: number;
 }
 
 function int(name: string, def: number): number {
@@ -105,6 +117,12 @@ export function loadConfig(overrides: Partial<Config> = {}): Config {
     botFetchAllowPrivate: bool('BOT_FETCH_ALLOW_PRIVATE', false),
     botLogLimit: int('BOT_LOG_LIMIT', 64 * 1024),
     botJobRunner: bool('BOT_JOB_RUNNER', true),
+    botMaxConcurrent: int('BOT_MAX_CONCURRENT', 32),
+    botProjectMaxConcurrent: int('BOT_PROJECT_MAX_CONCURRENT', 8),
+    botMemoryBudgetMb: int('BOT_MEMORY_BUDGET_MB', 2048),
+    botProjectMemoryMb: int('BOT_PROJECT_MEMORY_MB', 1024),
+    botMaxExecutionsPerRequest: int('BOT_MAX_EXECUTIONS_PER_REQUEST', 50),
+    botHl7MaxBytes: int('BOT_HL7_MAX_BYTES', 4 * 1024 * 1024),
     ...overrides,
   };
 }

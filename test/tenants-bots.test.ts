@@ -1,7 +1,7 @@
 // Who may do what with bots, with an admin and a member of one project (issue 12 items 3 and 7): only admins
 // write bot code; a bot always acts as its caller; a warm isolate never lets one execution act as another.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addUser, type Account } from './helpers/projects.js';
+import { addUser, createProject, type Account } from './helpers/projects.js';
 import { call, dropSchema, signIn, startTestServer, type TestServer } from './helpers/server.js';
 import { createBot, execute, gql } from './bots-helpers.js';
 
@@ -134,5 +134,98 @@ describe('a warm isolate binds host calls to the execution that made them', () =
     // After the admin's execution ended, the stashed client is refused too.
     const later = await execute(server, member.token, id, '{}');
     expect(later.text).not.toMatch(/^acted as/);
+  });
+});
+
+const sleeper = (ms: number) =>
+  `export async function handler(medplum, event) { await new Promise((r) => setTimeout(r, ${ms})); return 'slept'; }`;
+
+describe('bots share the server fairly', () => {
+  let other: Account;
+  beforeAll(async () => {
+    other = await createProject(server.base, admin, 'Busy project');
+  });
+
+  it("a project over its share of concurrent executions gets 429 with Retry-After; another project's bot runs", async () => {
+    const id = await createBot(server, other.token, sleeper(1500));
+    const mine = await createBot(server, admin, 'export async function handler() { return "mine"; }');
+    const burst = Array.from({ length: 12 }, () => execute(server, other.token, id, '{}'));
+    await new Promise((r) => setTimeout(r, 300));
+    const a = await execute(server, admin, mine, '{}');
+    expect(a.status).toBe(200);
+    expect(a.text).toBe('mine');
+    const results = await Promise.all(burst);
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses.filter((s) => s === 200).length).toBe(8);
+    const refused = results.filter((r) => r.status === 429);
+    expect(refused.length).toBe(4);
+    for (const r of refused) {
+      expect(r.headers.get('retry-after')).toBe('1');
+      expect(r.body.issue[0].code).toBe('throttled');
+      expect(r.body.issue[0].details.text).toMatch(/8 bot executions at once/);
+    }
+  });
+
+  it('a project over its share of isolate memory gets 429; idle isolates are disposed to make room', async () => {
+    const big1 = await createBot(server, other.token, sleeper(1500), { memoryLimit: 1024 });
+    const big2 = await createBot(server, other.token, sleeper(10), { memoryLimit: 1024 });
+    const mine = await createBot(server, admin, 'export async function handler() { return "mine"; }');
+    const first = execute(server, other.token, big1, '{}');
+    await new Promise((r) => setTimeout(r, 400));
+    const second = await execute(server, other.token, big2, '{}');
+    expect(second.status).toBe(429);
+    expect(second.headers.get('retry-after')).toBe('1');
+    expect(second.body.issue[0].details.text).toMatch(/1024 MB/);
+    expect((await execute(server, admin, mine, '{}')).status).toBe(200);
+    expect((await first).status).toBe(200);
+    // big1's isolate is idle now: it is disposed to make room for big2.
+    const again = await execute(server, other.token, big2, '{}');
+    expect(again.status).toBe(200);
+  });
+
+  it('one request runs a bounded number of executions, bots calling bots included (breadth, not only depth)', async () => {
+    // Each level calls itself 3 times, one after another (never more than 5 deep at once): 121 executions.
+    const fan = await createBot(
+      server,
+      admin,
+      `export async function handler(medplum, event) {
+         const level = event.input.level ?? 0;
+         let n = 1;
+         if (level < 4) for (let i = 0; i < 3; i++) n += await medplum.executeBot(event.bot.reference.slice(4), { level: level + 1 });
+         return n;
+       }`,
+    );
+    const r = await execute(server, admin, fan, '{}');
+    expect(r.status).toBe(400);
+    expect(r.body.issue[0].details.text).toMatch(/at most 50 bot executions/);
+  });
+});
+
+describe('eviction never disposes an isolate in use', () => {
+  let busy: TestServer;
+  let token: string;
+  beforeAll(async () => {
+    busy = await startTestServer({
+      config: {
+        botProjectMaxConcurrent: 64,
+        botMaxConcurrent: 64,
+        botProjectMemoryMb: 4096,
+        botMemoryBudgetMb: 4096,
+      },
+    });
+    token = (await signIn(busy.base)).access_token;
+  });
+  afterAll(async () => {
+    await busy?.close();
+    await dropSchema(busy?.schema);
+  });
+
+  it('33 different bots busy at once (more than the 32 warm isolates kept): every one answers 200', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 33; i++) ids.push(await createBot(busy, token, sleeper(2500)));
+    const results = await Promise.all(ids.map((id) => execute(busy, token, id, '{}')));
+    expect(results.map((r) => `${r.status} ${r.status === 200 ? '' : r.text}`)).toEqual(
+      ids.map(() => '200 '),
+    );
   });
 });

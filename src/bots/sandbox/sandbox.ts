@@ -69,6 +69,24 @@ export interface SandboxOptions {
   maxConcurrentHostCalls?: number;
   /** Max pending setTimeout/setInterval timers per execution. Default 1000. */
   maxTimers?: number;
+  /** Server-wide share of executions and isolate memory (see ExecutionBudget). Default: unlimited. */
+  budget?: Partial<ExecutionBudget>;
+}
+
+/**
+ * Limits shared by all bots of one sandbox. Memory is counted as the `memoryMb` each live isolate may grow to (its
+ * heap limit), from its creation until it is disposed, warm or busy. Over a limit an execution is refused at once
+ * (ExecutionResult error 'busy'); idle warm isolates are disposed first to make room.
+ */
+export interface ExecutionBudget {
+  /** Executions running at once, all projects. */
+  maxConcurrent: number;
+  /** Executions running at once in one project. */
+  projectMaxConcurrent: number;
+  /** MB of isolate heap limits, all projects. */
+  memoryMb: number;
+  /** MB of isolate heap limits of one project. */
+  projectMemoryMb: number;
 }
 
 export type HostFunction = (...args: unknown[]) => Promise<unknown>;
@@ -122,11 +140,22 @@ const MAX_IDLE_CONTEXTS = 4;
 /** How long after the deadline an execution is answered even if the isolate never settles. */
 const HARD_STOP_GRACE_MS = 1000;
 
-export type ExecutionErrorKind = 'error' | 'timeout' | 'memory' | 'output-too-large';
+export type ExecutionErrorKind = 'error' | 'timeout' | 'memory' | 'output-too-large' | 'busy';
 
 export type ExecutionResult =
   | { ok: true; value: BotValue; logs: string; durationMs: number }
-  | { ok: false; error: ExecutionErrorKind; message: string; logs: string; durationMs: number };
+  | {
+      ok: false;
+      error: ExecutionErrorKind;
+      message: string;
+      logs: string;
+      durationMs: number;
+      /** For 'busy': whose share is spent (the project's, or the whole server's). */
+      scope?: 'project' | 'server';
+    };
+
+/** A refusal because a share of the budget is spent. */
+type BusyError = { ok: false; error: 'busy'; message: string; scope: 'project' | 'server' };
 
 /** Response headers a bot may not set (hop-by-hop, framing, cookies on the server origin, CORS). */
 const FORBIDDEN_RESPONSE_HEADERS =
@@ -192,7 +221,10 @@ interface ContextHandle {
 type DeathReason =
   'timeout' | 'memory' | 'catastrophic' | 'evicted' | 'replaced' | 'disposed' | 'setup' | 'recycled';
 
-type ResolvedOptions = Required<Omit<SandboxOptions, 'fetch'>> & { fetch: Required<FetchPolicy> };
+type ResolvedOptions = Required<Omit<SandboxOptions, 'fetch' | 'budget'>> & {
+  fetch: Required<FetchPolicy>;
+  budget: ExecutionBudget;
+};
 
 class IsolateEntry {
   readonly isolate: ivm.Isolate;
@@ -213,6 +245,7 @@ class IsolateEntry {
   constructor(
     private readonly sandbox: BotSandbox,
     private readonly opts: ResolvedOptions,
+    readonly projectId: string,
     readonly codeVersion: string,
     readonly memoryMb: number,
     private readonly compiledCode: string,
@@ -228,6 +261,7 @@ class IsolateEntry {
         for (const exec of this.executions.values()) exec.abandon?.(reason, message);
       },
     });
+    sandbox.reserve(this);
     this.hostLog = new ivm.Callback(
       (id: unknown, line: unknown, truncated: unknown) => {
         const exec = this.live(id);
@@ -420,6 +454,7 @@ class IsolateEntry {
   kill(reason: DeathReason): void {
     if (!this.dead) this.dead = reason;
     this.sandbox.forget(this);
+    this.sandbox.unreserve(this);
     if (!this.isolate.isDisposed) {
       try {
         this.isolate.dispose();
@@ -434,6 +469,10 @@ class IsolateEntry {
     if (!this.dead) this.dead = reason;
     if (this.executions.size === 0) this.kill(reason);
   }
+}
+
+function busy(scope: 'project' | 'server', why: string): BusyError {
+  return { ok: false, error: 'busy', scope, message: `Too many bot executions: ${why}; retry shortly` };
 }
 
 function fail(message: string): string {
@@ -451,6 +490,13 @@ export class BotSandbox {
   private readonly sweeper: NodeJS.Timeout;
   private nextId = 1;
   private disposed = false;
+  /** Running executions, all projects and per project. */
+  private running = 0;
+  private readonly projectRunning = new Map<string, number>();
+  /** Reserved isolate memory (MB), all projects and per project; an entry is counted from creation to kill. */
+  private reservedMb = 0;
+  private readonly projectReservedMb = new Map<string, number>();
+  private readonly reserved = new WeakSet<IsolateEntry>();
 
   constructor(opts: SandboxOptions = {}) {
     this.opts = {
@@ -465,6 +511,12 @@ export class BotSandbox {
       maxHostCallsPerExecution: opts.maxHostCallsPerExecution ?? 1000,
       maxConcurrentHostCalls: opts.maxConcurrentHostCalls ?? 16,
       maxTimers: opts.maxTimers ?? 1000,
+      budget: {
+        maxConcurrent: opts.budget?.maxConcurrent ?? Infinity,
+        projectMaxConcurrent: opts.budget?.projectMaxConcurrent ?? Infinity,
+        memoryMb: opts.budget?.memoryMb ?? Infinity,
+        projectMemoryMb: opts.budget?.projectMemoryMb ?? Infinity,
+      },
       fetch: {
         allowPrivate: opts.fetch?.allowPrivate ?? false,
         enabled: opts.fetch?.enabled ?? true,
@@ -482,11 +534,9 @@ export class BotSandbox {
     return compileBot(source, filename);
   }
 
-  /** Number of live isolates and running executions (for metrics and tests). */
-  stats(): { isolates: number; executions: number } {
-    let executions = 0;
-    for (const e of this.entries.values()) executions += e.executions.size;
-    return { isolates: this.entries.size, executions };
+  /** Number of live isolates, running executions and reserved isolate memory (for metrics and tests). */
+  stats(): { isolates: number; executions: number; reservedMb: number } {
+    return { isolates: this.entries.size, executions: this.running, reservedMb: this.reservedMb };
   }
 
   async execute(req: ExecuteRequest): Promise<ExecutionResult> {
@@ -495,7 +545,9 @@ export class BotSandbox {
     const memoryMb = Math.round(clamp(req.memoryMb, 8, Math.max(8, this.opts.maxMemoryMb)));
     const logs = new LogBuffer(this.opts.logLimitBytes);
     const result = (
-      r: { ok: true; value: BotValue } | { ok: false; error: ExecutionErrorKind; message: string },
+      r:
+        | { ok: true; value: BotValue }
+        | { ok: false; error: ExecutionErrorKind; message: string; scope?: 'project' | 'server' },
     ): ExecutionResult => ({ ...r, logs: logs.toString(), durationMs: performance.now() - started });
 
     if (this.disposed)
@@ -507,7 +559,11 @@ export class BotSandbox {
       return result({ ok: false, error: 'error', message: 'The bot event is not JSON-serializable' });
     }
 
+    const refused = this.admit(req, memoryMb);
+    if (refused) return result(refused);
     const entry = this.acquire(req, memoryMb);
+    this.running++;
+    this.projectRunning.set(req.projectId, (this.projectRunning.get(req.projectId) ?? 0) + 1);
     const exec: ExecState = {
       id: this.nextId++,
       entry,
@@ -522,6 +578,8 @@ export class BotSandbox {
       queue: [],
     };
     entry.executions.set(exec.id, exec);
+    // Only now, with the execution registered, may the LRU cap dispose idle isolates (never this one).
+    if (this.entries.size > this.opts.maxIsolates) this.evict();
     const timer = setTimeout(() => {
       // An isolate that disposed itself (out of memory) before the deadline is a memory failure, not a timeout.
       if (entry.isolate.isDisposed && !entry.dead) {
@@ -584,6 +642,10 @@ export class BotSandbox {
       for (const wake of exec.queue.splice(0)) wake();
       entry.executions.delete(exec.id);
       entry.lastUsed = performance.now();
+      this.running--;
+      const left = (this.projectRunning.get(req.projectId) ?? 1) - 1;
+      if (left > 0) this.projectRunning.set(req.projectId, left);
+      else this.projectRunning.delete(req.projectId);
       const released = context ? entry.releaseContext(context, clean) : false;
       if (entry.dead && entry.executions.size === 0) entry.kill(entry.dead);
       else if (this.entries.size > this.opts.maxIsolates) this.evict();
@@ -636,6 +698,7 @@ export class BotSandbox {
       entry = new IsolateEntry(
         this,
         this.opts,
+        req.projectId,
         req.codeVersion,
         memoryMb,
         req.compiledCode,
@@ -643,8 +706,73 @@ export class BotSandbox {
       );
     }
     this.entries.set(key, entry);
-    if (this.entries.size > this.opts.maxIsolates) this.evict();
     return entry;
+  }
+
+  /** The warm entry an execution would reuse, if any. */
+  private warmEntry(req: ExecuteRequest, memoryMb: number): IsolateEntry | undefined {
+    const entry = this.entries.get(JSON.stringify([req.projectId, req.botId]));
+    return entry && !entry.dead && entry.codeVersion === req.codeVersion && entry.memoryMb === memoryMb
+      ? entry
+      : undefined;
+  }
+
+  /**
+   * Admission: the project's and the server's share of concurrent executions and of isolate memory. Idle warm
+   * isolates (the project's own first) are disposed to make room for a new one. Returns the refusal, if any.
+   */
+  private admit(req: ExecuteRequest, memoryMb: number): BusyError | undefined {
+    const b = this.opts.budget;
+    const project = req.projectId;
+    if ((this.projectRunning.get(project) ?? 0) >= b.projectMaxConcurrent)
+      return busy('project', `this project already runs ${b.projectMaxConcurrent} bot executions at once`);
+    if (this.running >= b.maxConcurrent)
+      return busy('server', `the server already runs ${b.maxConcurrent} bot executions at once`);
+    if (this.warmEntry(req, memoryMb)) return undefined;
+    const projectFits = () => (this.projectReservedMb.get(project) ?? 0) + memoryMb <= b.projectMemoryMb;
+    const serverFits = () => this.reservedMb + memoryMb <= b.memoryMb;
+    if (!projectFits()) this.evictIdle((e) => e.projectId === project, projectFits);
+    if (!projectFits())
+      return busy(
+        'project',
+        `this project's bot isolates already hold ${this.projectReservedMb.get(project) ?? 0} of its ` +
+          `${b.projectMemoryMb} MB (this bot needs ${memoryMb} MB)`,
+      );
+    if (!serverFits()) this.evictIdle(() => true, serverFits);
+    if (!serverFits())
+      return busy('server', `bot isolates already hold ${this.reservedMb} of the server's ${b.memoryMb} MB`);
+    return undefined;
+  }
+
+  /** Disposes idle entries matching `which`, least recently used first, until `enough()`. */
+  private evictIdle(which: (e: IsolateEntry) => boolean, enough: () => boolean): void {
+    for (const [key, entry] of this.entries) {
+      if (enough()) return;
+      if (entry.executions.size === 0 && which(entry)) {
+        this.entries.delete(key);
+        entry.kill('evicted');
+      }
+    }
+  }
+
+  /** @internal counts a new isolate's memory limit against the budget. */
+  reserve(entry: IsolateEntry): void {
+    this.reserved.add(entry);
+    this.reservedMb += entry.memoryMb;
+    this.projectReservedMb.set(
+      entry.projectId,
+      (this.projectReservedMb.get(entry.projectId) ?? 0) + entry.memoryMb,
+    );
+  }
+
+  /** @internal gives a disposed isolate's memory back (once). */
+  unreserve(entry: IsolateEntry): void {
+    if (!this.reserved.has(entry)) return;
+    this.reserved.delete(entry);
+    this.reservedMb -= entry.memoryMb;
+    const left = (this.projectReservedMb.get(entry.projectId) ?? 0) - entry.memoryMb;
+    if (left > 0) this.projectReservedMb.set(entry.projectId, left);
+    else this.projectReservedMb.delete(entry.projectId);
   }
 
   private evict(): void {
