@@ -81,6 +81,18 @@ export interface Config {
   pgliteFsync: boolean;
   /** Accept PKCE `plain` besides S256 (PKCE_ALLOW_PLAIN, default true: MedplumClient on Node sends plain). */
   pkceAllowPlain: boolean;
+  /** Bot executions running at once on this instance, all projects (over it: 503). */
+  botMaxConcurrent: number;
+  /** Bot executions running at once per project (over it: 429). */
+  botProjectMaxConcurrent: number;
+  /** MB of bot isolate heap limits held at once on this instance, warm or busy (over it: 503). */
+  botMemoryBudgetMb: number;
+  /** MB of bot isolate heap limits held at once per project (over it: 429). */
+  botProjectMemoryMb: number;
+  /** Bot executions one incoming request may cause, bots calling bots included (over it: 429). */
+  botMaxExecutionsPerRequest: number;
+  /** Largest HL7 v2 body a bot accepts, in bytes (over it: 413). */
+  botHl7MaxBytes: number;
 }
 
 function int(name: string, def: number): number {
@@ -171,6 +183,12 @@ export function loadConfig(overrides: Partial<Config> = {}): Config {
     eventLoopLogIntervalMs: int('EVENT_LOOP_LOG_INTERVAL', 60_000),
     pgliteFsync: bool('PGLITE_FSYNC', true),
     pkceAllowPlain: bool('PKCE_ALLOW_PLAIN', true),
+    botMaxConcurrent: int('BOT_MAX_CONCURRENT', 32),
+    botProjectMaxConcurrent: int('BOT_PROJECT_MAX_CONCURRENT', 8),
+    botMemoryBudgetMb: int('BOT_MEMORY_BUDGET_MB', 2048),
+    botProjectMemoryMb: int('BOT_PROJECT_MEMORY_MB', 1024),
+    botMaxExecutionsPerRequest: int('BOT_MAX_EXECUTIONS_PER_REQUEST', 50),
+    botHl7MaxBytes: int('BOT_HL7_MAX_BYTES', 4 * 1024 * 1024),
     ...overrides,
   };
 }

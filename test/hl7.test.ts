@@ -9,6 +9,7 @@ import {
 import ivm from 'isolated-vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HL7_ISOLATE_GLOBALS, hl7IsolateSource, hl7IsolateSourceSync } from '../src/bots/hl7/bundle.js';
+import { checkHl7Message } from '../src/bots/hl7/check.js';
 import {
   Hl7Context,
   Hl7Field,
@@ -487,6 +488,56 @@ describe('rejecting non-HL7', () => {
       expect((error as Hl7ParseError).name).toBe('Hl7ParseError');
       expect((error as Hl7ParseError).type).toBe('entity.parse.failed');
     }
+  });
+});
+
+describe("the server's check of an HL7 body (checkHl7Message)", () => {
+  const outcome = (f: () => unknown) => {
+    try {
+      f();
+      return 'ok';
+    } catch (e) {
+      return `${(e as Error).name}: ${(e as Error).message}`;
+    }
+  };
+
+  it('accepts and refuses exactly what parseHl7Message does, with the same messages', () => {
+    const inputs = [
+      ADT_A01,
+      ORU_R01,
+      ADT_A01.split('\r').join('\r\n') + '\r\n',
+      ADT_A01.split('\r').join('\n') + '\n\n',
+      '',
+      '{"resourceType":"Patient"}',
+      'PID|1||X\rMSH|^~\\&|',
+      'MSH',
+      'MSH|^~\\&',
+      'MSH|^~\\&\rPID|1',
+      'MSH||A|B',
+      'MSH|^~\\&#@|A',
+      'MSH|^^\\&|A',
+      'MSH|^~\\&|A|B|C|D',
+      'MSH|^~\\&|A|B|C|D|2024||',
+      'MSH|^~\\&|A|B|C|D|2024||ADT^A01',
+      'MSH|^~\\&|A|B|C|D|2024||^A01',
+      'MSH|^~\\&|A|B|C|D|2024||ADT^A01\rhello world',
+      'MSH|^~\\&|A|B|C|D|2024||ADT^A01\rPID~X|1',
+      'MSH|^~\\&|A|B|C|D|2024||ADT^A01\rPI|1',
+      'MSH|^~\\&|A|B|C|D|2024||ADT^A01\r\rEVN^x|1\rpid|1',
+      'MSH#^~\\&#A#B#C#D#2024##ORU^R01\rOBX#1',
+    ];
+    for (const text of inputs)
+      expect(
+        outcome(() => checkHl7Message(text)),
+        text,
+      ).toBe(outcome(() => parseHl7Message(text)));
+  });
+
+  it('checks 5 MB of separators in linear time, building no message', () => {
+    const text = `MSH|^~\\&|A|B|C|D|2024||ADT^A01${'|'.repeat(5 * 1024 * 1024)}\r${'PID|1\n'.repeat(100_000)}`;
+    const started = performance.now();
+    checkHl7Message(text);
+    expect(performance.now() - started).toBeLessThan(500);
   });
 });
 

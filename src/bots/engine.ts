@@ -25,5 +25,11 @@ export async function createSandbox(config: Config): Promise<BotSandbox> {
     preludes: [await hl7IsolateSource()],
     fetch: { allowPrivate: config.botFetchAllowPrivate },
     logLimitBytes: config.botLogLimit,
+    budget: {
+      maxConcurrent: config.botMaxConcurrent,
+      projectMaxConcurrent: config.botProjectMaxConcurrent,
+      memoryMb: config.botMemoryBudgetMb,
+      projectMemoryMb: config.botProjectMemoryMb,
+    },
   });
 }

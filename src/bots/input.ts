@@ -1,6 +1,6 @@
 // event.input from the request body, by Content-Type. Parameters (charset, ...) are ignored; unknown types are 415.
 import { ApiError, badRequest } from '../graphql/errors.js';
-import { parseHl7Message } from './hl7/message.js';
+import { checkHl7Message } from './hl7/check.js';
 
 export const HL7_V2 = 'x-application/hl7-v2+er7';
 export const SUPPORTED_TYPES = [
@@ -16,7 +16,7 @@ export function mediaType(contentType: string | null | undefined): string {
   return (contentType ?? '').split(';')[0].trim().toLowerCase();
 }
 
-/** Parses a body into what the bot sees as event.input (HL7 stays text: the isolate parses it into an Hl7Message). */
+/** Parses a body into what the bot sees as event.input (HL7 is only checked here: the isolate parses it). */
 export function parseInput(contentType: string, body: string): unknown {
   switch (contentType) {
     case 'text/plain':
@@ -43,7 +43,7 @@ export function parseInput(contentType: string, body: string): unknown {
     }
     case HL7_V2: {
       try {
-        parseHl7Message(body);
+        checkHl7Message(body);
       } catch (err) {
         throw badRequest(
           `Input is not an HL7 v2 message: ${err instanceof Error ? err.message : String(err)}`,

@@ -13,6 +13,22 @@ export const MAX_BOT_DEPTH = 5;
 
 const depths = new WeakMap<GraphQLContext, number>();
 
+/** Bot executions caused so far by one incoming request (shared by every context derived from it). */
+interface RequestBudget {
+  executions: number;
+}
+const budgets = new WeakMap<GraphQLContext, RequestBudget>();
+
+/** The execution counter of the incoming request ctx belongs to (bots calling bots share their root's). */
+export function requestBudget(ctx: GraphQLContext): RequestBudget {
+  let b = budgets.get(ctx);
+  if (!b) {
+    b = { executions: 0 };
+    budgets.set(ctx, b);
+  }
+  return b;
+}
+
 /** How deep in bot-calls-bot this context is (0 for a request from outside). */
 export function botDepth(ctx: GraphQLContext): number {
   return depths.get(ctx) ?? 0;
@@ -99,10 +115,12 @@ export function medplumFunctions(
   ctx: GraphQLContext,
 ): Record<string, (...args: unknown[]) => Promise<unknown>> {
   const depth = botDepth(ctx);
+  const budget = requestBudget(ctx);
   // A fresh context per call: per-request dataloaders must not outlive one operation.
   const sub = (): GraphQLContext => {
     const c = createContext(ctx.services, ctx.principal, ctx.request);
     depths.set(c, depth);
+    budgets.set(c, budget);
     return c;
   };
   const searchQuery = (resourceType: unknown, query: unknown) => {

@@ -11,7 +11,7 @@ import { BotCache, SECRETS_CHANGED } from './cache.js';
 import { ExecutionRecorder, truncateLog } from './executions.js';
 import { createSandbox } from './engine.js';
 import { HL7_V2, parseInput } from './input.js';
-import { medplumFunctions } from './medplum-client.js';
+import { medplumFunctions, requestBudget } from './medplum-client.js';
 import { BotStore } from './store.js';
 import type { BotSandbox, ExecutionResult } from './sandbox/index.js';
 import type { BotResult, DeployedBot, ExecuteRequest } from './types.js';
@@ -26,7 +26,11 @@ const ERROR_STATUS: Record<string, { status: number; code: string }> = {
   timeout: { status: 504, code: 'timeout' },
   memory: { status: 507, code: 'too-costly' },
   'output-too-large': { status: 502, code: 'too-costly' },
+  busy: { status: 429, code: 'throttled' },
 };
+
+/** Seconds a refused execution is told to wait (Retry-After): executions are short, a share frees up quickly. */
+const BUSY_RETRY_AFTER_SEC = 1;
 
 function outcomeBody(severity: string, code: string, text: string): string {
   return JSON.stringify({ resourceType: 'OperationOutcome', issue: [{ severity, code, details: { text } }] });
@@ -45,11 +49,13 @@ function isResource(v: unknown): boolean {
 export function toBotResult(r: ExecutionResult): BotResult {
   if (!r.ok) {
     const e = ERROR_STATUS[r.error] ?? ERROR_STATUS.error;
+    const busy = r.error === 'busy';
     return {
-      status: e.status,
+      // The project's share spent: 429 (only this project waits); the server's: 503.
+      status: busy && r.scope === 'server' ? 503 : e.status,
       contentType: FHIR_JSON,
       body: outcomeBody('error', e.code, r.message),
-      headers: {},
+      headers: busy ? { 'retry-after': String(BUSY_RETRY_AFTER_SEC) } : {},
       outcome: r.error,
     };
   }
@@ -146,6 +152,13 @@ export class BotService {
   /** Parses a request's input (throws 400/415) for a bot (checked first so 404 wins over a bad body). */
   eventInput(req: ExecuteRequest): unknown {
     if (req.query) return req.query;
+    const max = this.config.botHl7MaxBytes;
+    if (req.contentType === HL7_V2 && Buffer.byteLength(req.body ?? '') > max)
+      throw new ApiError(
+        413,
+        'too-costly',
+        `An HL7 v2 message may be at most ${max} bytes (BOT_HL7_MAX_BYTES)`,
+      );
     const input = parseInput(req.contentType, req.body ?? '');
     return req.contentType === HL7_V2 ? { hl7: input } : input;
   }
@@ -157,6 +170,15 @@ export class BotService {
     const input = this.eventInput(req);
     if (!bot.compiledCode) throw badRequest(`Bot/${bot.id} has no code: deploy it with $deploy first`);
     if (!this.sandbox) throw new ApiError(503, 'exception', 'The bot sandbox is not running');
+    // Breadth as well as depth: one request (with every bot it calls) runs a bounded number of executions.
+    const max = this.config.botMaxExecutionsPerRequest;
+    if (++requestBudget(ctx).executions > max)
+      throw new ApiError(
+        429,
+        'too-costly',
+        `One request may run at most ${max} bot executions, bots calling bots included ` +
+          '(BOT_MAX_EXECUTIONS_PER_REQUEST)',
+      );
     const secrets = await this.cache.projectSecrets(bot.projectId);
     const requester = requesterOf(principal);
     const startedAt = new Date();

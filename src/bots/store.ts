@@ -1,8 +1,8 @@
 // The Bot resource store ([base]/Bot CRUD and search), project-scoped. Code is compiled when written (a compile
 // error is a 400 naming line:column); identifiers are unique per project (409), written in the same statement as
 // the bot so no half-written record exists. Every change notifies bot_changed so all instances drop their cache.
-import { ApiError, badRequest, conflict, notFound } from '../graphql/errors.js';
-import { requirePrincipal, type GraphQLContext } from '../graphql/context.js';
+import { ApiError, badRequest, conflict, forbidden, notFound } from '../graphql/errors.js';
+import { requirePrincipal, type GraphQLContext, type Principal } from '../graphql/context.js';
 import { isFhirId } from '../fhir/registry.js';
 import type { FhirResource, ResourceStore, SearchParams } from '../fhir/types.js';
 import { parseIdentifierToken } from '../fhir/types.js';
@@ -107,6 +107,17 @@ export function botResource(row: BotRow): FhirResource {
   };
 }
 
+/**
+ * The principal of a caller who may write bot code: a project admin. Bot code receives the project's secrets and
+ * runs for every caller, so writing it is an admin power (members may read and execute bots).
+ */
+function requireBotAdmin(ctx: GraphQLContext, action: string): Principal {
+  const p = requirePrincipal(ctx);
+  if (!p.admin)
+    throw forbidden(`Only a project admin can ${action} bots (bot code sees the project secrets)`);
+  return p;
+}
+
 function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string; message?: string } | null;
   return e?.code === 'P2002' || /unique constraint/i.test(e?.message ?? '');
@@ -135,7 +146,7 @@ export class BotStore implements ResourceStore {
   }
 
   async create(ctx: GraphQLContext, resource: FhirResource): Promise<FhirResource> {
-    const p = requirePrincipal(ctx);
+    const p = requireBotAdmin(ctx, 'create');
     const b = parseBot(resource);
     const compiledCode = b.code !== undefined ? await compileSource(b.code) : null;
     try {
@@ -165,7 +176,7 @@ export class BotStore implements ResourceStore {
   }
 
   async update(ctx: GraphQLContext, id: string, resource: FhirResource): Promise<FhirResource> {
-    const p = requirePrincipal(ctx);
+    const p = requireBotAdmin(ctx, 'update');
     const existing = await this.load(p.projectId, id);
     const b = parseBot(resource);
     // An update without `code` keeps the deployed code (Medplum deploys code separately with $deploy).
@@ -199,7 +210,7 @@ export class BotStore implements ResourceStore {
 
   /** Replaces a bot's code (the $deploy operation). */
   async deploy(ctx: GraphQLContext, id: string, code: string): Promise<FhirResource> {
-    const p = requirePrincipal(ctx);
+    const p = requireBotAdmin(ctx, 'deploy');
     const existing = await this.load(p.projectId, id);
     const compiledCode = await compileSource(code);
     const row = await this.db.prisma.bot.update({
@@ -211,7 +222,7 @@ export class BotStore implements ResourceStore {
   }
 
   async delete(ctx: GraphQLContext, id: string): Promise<void> {
-    const p = requirePrincipal(ctx);
+    const p = requireBotAdmin(ctx, 'delete');
     const existing = await this.load(p.projectId, id);
     await this.db.prisma.bot.delete({ where: { id: existing.id } });
     await this.changed(existing.id);

@@ -9,6 +9,7 @@ import { contextFor } from './request.js';
 import { asyncHandler, requireAuth } from './middleware.js';
 import { operationOutcome, sendFhir } from './outcome.js';
 import { declareOperation } from './capability.js';
+import { HL7_V2, mediaType } from '../bots/input.js';
 
 const ExecuteDoc = graphql(`
   mutation RestExecuteBot(
@@ -98,7 +99,30 @@ function executeVars(req: Request, id: string | undefined) {
 
 /** Registers the bot routes under the FHIR base (before the generic FHIR routes). */
 export function botRoutes(r: IRouter, base: string, services: Services, jsonParser: RequestHandler): void {
-  const raw = express.raw({ type: () => true, limit: services.config.bodyLimit });
+  const anyRaw = express.raw({ type: () => true, limit: services.config.bodyLimit });
+  // HL7 v2 messages have their own, smaller limit (413 naming it): the bot's isolate parses the whole message.
+  const hl7Raw = express.raw({ type: () => true, limit: services.config.botHl7MaxBytes });
+  const raw: RequestHandler = (req, res, next) => {
+    if (mediaType(req.get('content-type')) !== HL7_V2) return anyRaw(req, res, next);
+    const max = services.config.botHl7MaxBytes;
+    // A declared length over the limit is answered before reading a byte (the body parser would first read it
+    // all); the rest of the body is discarded as it arrives (closing the socket mid-upload makes clients drop the
+    // answer).
+    if (Number(req.get('content-length')) > max) {
+      req.resume();
+      sendFhir(
+        res,
+        413,
+        operationOutcome(
+          'error',
+          'too-costly',
+          `An HL7 v2 message may be at most ${max} bytes (BOT_HL7_MAX_BYTES)`,
+        ),
+      );
+      return;
+    }
+    hl7Raw(req, res, next);
+  };
 
   const execute = asyncHandler(async (req, res) => {
     const id = req.params.id === undefined ? undefined : String(req.params.id);

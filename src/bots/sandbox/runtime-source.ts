@@ -58,6 +58,9 @@ export const RUNTIME_SOURCE = String.raw`(function initBotRuntime(hostLog, hostC
   const MapSet = Map.prototype.set;
   const MapDelete = Map.prototype.delete;
   const MapHas = Map.prototype.has;
+  const MapValues = Map.prototype.values;
+  const MapEntries = Map.prototype.entries;
+  const DateNow = Date.now;
   const refApply = hostCall.apply;
   const APPLY_OPTS = { arguments: { copy: true }, result: { promise: true, copy: true } };
   const config = jsonParse(configJson);
@@ -180,28 +183,53 @@ export const RUNTIME_SOURCE = String.raw`(function initBotRuntime(hostLog, hostC
     return ObjectFreeze({ log, info: log, warn: log, error: log, debug: log, trace: log });
   }
 
+  // Timers live here, in the isolate: an execution keeps at most one host sleep for its earliest timer (plus any
+  // superseded by an earlier one), and each wake runs every due timer. So the host's event loop carries one wake per
+  // execution, however many timers the bot sets (999 setInterval(0) used to be 999 host timers a millisecond).
   function makeTimers(execGetter) {
-    function schedule(exec, id, fn, ms, args, repeat) {
-      const delay = ms > 0 ? _Number(ms) : 0;
-      then(callRef(hostSleep, [exec.id, delay]), (fired) => {
-        if (!fired || exec.done || !ReflectApply(MapHas, exec.timers, [id])) return;
-        if (!repeat) ReflectApply(MapDelete, exec.timers, [id]);
-        try {
-          ReflectApply(fn, undefined, args);
-        } catch (e) {
-          emitLog(exec, ['Uncaught error in timer callback:', e]);
-        }
-        if (repeat && !exec.done && ReflectApply(MapHas, exec.timers, [id])) schedule(exec, id, fn, ms, args, true);
+    function arm(exec) {
+      if (exec.done) return;
+      let next = Infinity;
+      for (const t of ReflectApply(MapValues, exec.timers, [])) if (t.at < next) next = t.at;
+      if (next === Infinity || (exec.wakeAt !== null && exec.wakeAt <= next)) return;
+      exec.wakeAt = next;
+      const delay = next - DateNow();
+      then(callRef(hostSleep, [exec.id, delay > 0 ? delay : 0]), (fired) => {
+        if (exec.wakeAt === next) exec.wakeAt = null;
+        if (!fired || exec.done) return;
+        runDue(exec);
+        arm(exec);
       }, () => undefined);
+    }
+    function runDue(exec) {
+      const now = DateNow();
+      const due = [];
+      for (const e of ReflectApply(MapEntries, exec.timers, [])) if (e[1].at <= now) due.push(e);
+      due.sort((a, b) => a[1].at - b[1].at || a[0] - b[0]);
+      for (const e of due) {
+        const id = e[0];
+        const t = e[1];
+        if (exec.done || ReflectApply(MapGet, exec.timers, [id]) !== t) continue;
+        if (t.repeat) t.at = now + t.ms;
+        else ReflectApply(MapDelete, exec.timers, [id]);
+        try {
+          ReflectApply(t.fn, undefined, t.args);
+        } catch (err) {
+          emitLog(exec, ['Uncaught error in timer callback:', err]);
+        }
+      }
     }
     function add(fn, ms, args, repeat) {
       const exec = execGetter();
       if (typeof fn !== 'function') throw new _TypeError('timer callback must be a function');
       if (!exec || exec.done) return 0;
       if (exec.timers.size >= config.maxTimers) throw new _Error('Too many pending timers');
+      const delay = ms > 0 ? _Number(ms) : 0;
       const id = ++exec.timerSeq;
-      ReflectApply(MapSet, exec.timers, [id, true]);
-      schedule(exec, id, fn, ms, args, repeat);
+      // Like Node: a delay under 1 ms is 1 ms (an interval of 0 does not spin).
+      const t = { fn, args, ms: delay >= 1 ? delay : 1, at: DateNow() + (delay >= 1 ? delay : 1), repeat };
+      ReflectApply(MapSet, exec.timers, [id, t]);
+      arm(exec);
       return id;
     }
     const clear = (id) => {
@@ -400,7 +428,9 @@ export const RUNTIME_SOURCE = String.raw`(function initBotRuntime(hostLog, hostC
   }
 
   return async function run(execId, payloadJson) {
-    const exec = { id: execId, done: false, logChars: 0, logFull: false, timers: new _Map(), timerSeq: 0 };
+    const exec = {
+      id: execId, done: false, logChars: 0, logFull: false, timers: new _Map(), timerSeq: 0, wakeAt: null,
+    };
     ReflectApply(MapSet, active, [execId, exec]);
     lastStarted = exec;
     const self = () => exec;

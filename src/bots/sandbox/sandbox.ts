@@ -19,8 +19,9 @@
 // - One isolate per (projectId, botId), rebuilt when codeVersion or memoryMb changes; never shared between bots or
 //   projects, so globals, prototypes and secrets of one bot cannot be seen by another. LRU-capped (maxIsolates)
 //   and evicted when idle (idleTimeoutMs).
-// - By default one context per isolate is reused across executions of that bot (fresh context costs ~0.35 ms of
-//   CPU per execution; measured in test/sandbox.test.ts). The bot MODULE is re-evaluated for every execution, so
+// - By default warm contexts are reused across executions of that bot, one execution at a time per context
+//   (fresh context costs ~0.35 ms of CPU per execution; measured in test/sandbox.test.ts), so an execution can
+//   never reach another live execution's medplum client through globalThis. The bot MODULE is re-evaluated for every execution, so
 //   module-level variables are per execution; only deliberate writes to globalThis/prototypes can persist between
 //   executions of the SAME bot (like a warm Lambda: no guarantee either way). `contextPerExecution: true` gives
 //   every execution a brand-new context instead.
@@ -68,6 +69,24 @@ export interface SandboxOptions {
   maxConcurrentHostCalls?: number;
   /** Max pending setTimeout/setInterval timers per execution. Default 1000. */
   maxTimers?: number;
+  /** Server-wide share of executions and isolate memory (see ExecutionBudget). Default: unlimited. */
+  budget?: Partial<ExecutionBudget>;
+}
+
+/**
+ * Limits shared by all bots of one sandbox. Memory is counted as the `memoryMb` each live isolate may grow to (its
+ * heap limit), from its creation until it is disposed, warm or busy. Over a limit an execution is refused at once
+ * (ExecutionResult error 'busy'); idle warm isolates are disposed first to make room.
+ */
+export interface ExecutionBudget {
+  /** Executions running at once, all projects. */
+  maxConcurrent: number;
+  /** Executions running at once in one project. */
+  projectMaxConcurrent: number;
+  /** MB of isolate heap limits, all projects. */
+  memoryMb: number;
+  /** MB of isolate heap limits of one project. */
+  projectMemoryMb: number;
 }
 
 export type HostFunction = (...args: unknown[]) => Promise<unknown>;
@@ -115,14 +134,28 @@ export type BotValue =
       body: ResponseBody;
     };
 
+/** Warm contexts kept per isolate for concurrent executions of one bot (more are released after use). */
+const MAX_IDLE_CONTEXTS = 4;
+
 /** How long after the deadline an execution is answered even if the isolate never settles. */
 const HARD_STOP_GRACE_MS = 1000;
 
-export type ExecutionErrorKind = 'error' | 'timeout' | 'memory' | 'output-too-large';
+export type ExecutionErrorKind = 'error' | 'timeout' | 'memory' | 'output-too-large' | 'busy';
 
 export type ExecutionResult =
   | { ok: true; value: BotValue; logs: string; durationMs: number }
-  | { ok: false; error: ExecutionErrorKind; message: string; logs: string; durationMs: number };
+  | {
+      ok: false;
+      error: ExecutionErrorKind;
+      message: string;
+      logs: string;
+      durationMs: number;
+      /** For 'busy': whose share is spent (the project's, or the whole server's). */
+      scope?: 'project' | 'server';
+    };
+
+/** A refusal because a share of the budget is spent. */
+type BusyError = { ok: false; error: 'busy'; message: string; scope: 'project' | 'server' };
 
 /** Response headers a bot may not set (hop-by-hop, framing, cookies on the server origin, CORS). */
 const FORBIDDEN_RESPONSE_HEADERS =
@@ -188,7 +221,10 @@ interface ContextHandle {
 type DeathReason =
   'timeout' | 'memory' | 'catastrophic' | 'evicted' | 'replaced' | 'disposed' | 'setup' | 'recycled';
 
-type ResolvedOptions = Required<Omit<SandboxOptions, 'fetch'>> & { fetch: Required<FetchPolicy> };
+type ResolvedOptions = Required<Omit<SandboxOptions, 'fetch' | 'budget'>> & {
+  fetch: Required<FetchPolicy>;
+  budget: ExecutionBudget;
+};
 
 class IsolateEntry {
   readonly isolate: ivm.Isolate;
@@ -198,7 +234,9 @@ class IsolateEntry {
   /** Executions since the last heap check (contextPerExecution mode). */
   sinceHeapCheck = 0;
   private scripts: Promise<{ preludes: ivm.Script[]; runtime: ivm.Script; user: ivm.Script }> | undefined;
-  private shared: Promise<ContextHandle> | undefined;
+  /** Warm contexts not in use. A context serves one execution at a time, so an execution can never reach another
+   * execution's `medplum`, console or timers through globalThis (issue 12 item 7). */
+  private readonly idle: ContextHandle[] = [];
   private readonly hostLog: ivm.Callback;
   private readonly hostCall: ivm.Reference;
   private readonly hostFetch: ivm.Reference;
@@ -207,6 +245,7 @@ class IsolateEntry {
   constructor(
     private readonly sandbox: BotSandbox,
     private readonly opts: ResolvedOptions,
+    readonly projectId: string,
     readonly codeVersion: string,
     readonly memoryMb: number,
     private readonly compiledCode: string,
@@ -222,6 +261,7 @@ class IsolateEntry {
         for (const exec of this.executions.values()) exec.abandon?.(reason, message);
       },
     });
+    sandbox.reserve(this);
     this.hostLog = new ivm.Callback(
       (id: unknown, line: unknown, truncated: unknown) => {
         const exec = this.live(id);
@@ -385,17 +425,36 @@ class IsolateEntry {
     }
   }
 
-  /** The context for one execution: the shared warm one, or a fresh one (caller releases it). */
-  async acquireContext(): Promise<{ handle: ContextHandle; fresh: boolean }> {
-    if (this.opts.contextPerExecution) return { handle: await this.createContext(), fresh: true };
-    this.shared ??= this.createContext();
-    return { handle: await this.shared, fresh: false };
+  /** A context used by no other execution: an idle warm one, or a new one. Give it back with releaseContext. */
+  async acquireContext(): Promise<ContextHandle> {
+    if (!this.opts.contextPerExecution) {
+      const warm = this.idle.pop();
+      if (warm) return warm;
+    }
+    return this.createContext();
+  }
+
+  /**
+   * Returns a context after its execution. It is kept warm only when reuse is on, the execution left nothing
+   * behind that could still run in it (a pending host call or timer), and few are idle; otherwise it is released.
+   * Returns true when a context was released (dead contexts fill the heap until V8 collects them).
+   */
+  releaseContext(handle: ContextHandle, clean: boolean): boolean {
+    if (this.isolate.isDisposed) return false;
+    if (clean && !this.opts.contextPerExecution && this.idle.length < MAX_IDLE_CONTEXTS) {
+      this.idle.push(handle);
+      return false;
+    }
+    handle.run.release();
+    handle.context.release();
+    return true;
   }
 
   /** Disposes the isolate now (ends all its executions). */
   kill(reason: DeathReason): void {
     if (!this.dead) this.dead = reason;
     this.sandbox.forget(this);
+    this.sandbox.unreserve(this);
     if (!this.isolate.isDisposed) {
       try {
         this.isolate.dispose();
@@ -410,6 +469,10 @@ class IsolateEntry {
     if (!this.dead) this.dead = reason;
     if (this.executions.size === 0) this.kill(reason);
   }
+}
+
+function busy(scope: 'project' | 'server', why: string): BusyError {
+  return { ok: false, error: 'busy', scope, message: `Too many bot executions: ${why}; retry shortly` };
 }
 
 function fail(message: string): string {
@@ -427,6 +490,13 @@ export class BotSandbox {
   private readonly sweeper: NodeJS.Timeout;
   private nextId = 1;
   private disposed = false;
+  /** Running executions, all projects and per project. */
+  private running = 0;
+  private readonly projectRunning = new Map<string, number>();
+  /** Reserved isolate memory (MB), all projects and per project; an entry is counted from creation to kill. */
+  private reservedMb = 0;
+  private readonly projectReservedMb = new Map<string, number>();
+  private readonly reserved = new WeakSet<IsolateEntry>();
 
   constructor(opts: SandboxOptions = {}) {
     this.opts = {
@@ -441,6 +511,12 @@ export class BotSandbox {
       maxHostCallsPerExecution: opts.maxHostCallsPerExecution ?? 1000,
       maxConcurrentHostCalls: opts.maxConcurrentHostCalls ?? 16,
       maxTimers: opts.maxTimers ?? 1000,
+      budget: {
+        maxConcurrent: opts.budget?.maxConcurrent ?? Infinity,
+        projectMaxConcurrent: opts.budget?.projectMaxConcurrent ?? Infinity,
+        memoryMb: opts.budget?.memoryMb ?? Infinity,
+        projectMemoryMb: opts.budget?.projectMemoryMb ?? Infinity,
+      },
       fetch: {
         allowPrivate: opts.fetch?.allowPrivate ?? false,
         enabled: opts.fetch?.enabled ?? true,
@@ -458,11 +534,9 @@ export class BotSandbox {
     return compileBot(source, filename);
   }
 
-  /** Number of live isolates and running executions (for metrics and tests). */
-  stats(): { isolates: number; executions: number } {
-    let executions = 0;
-    for (const e of this.entries.values()) executions += e.executions.size;
-    return { isolates: this.entries.size, executions };
+  /** Number of live isolates, running executions and reserved isolate memory (for metrics and tests). */
+  stats(): { isolates: number; executions: number; reservedMb: number } {
+    return { isolates: this.entries.size, executions: this.running, reservedMb: this.reservedMb };
   }
 
   async execute(req: ExecuteRequest): Promise<ExecutionResult> {
@@ -471,7 +545,9 @@ export class BotSandbox {
     const memoryMb = Math.round(clamp(req.memoryMb, 8, Math.max(8, this.opts.maxMemoryMb)));
     const logs = new LogBuffer(this.opts.logLimitBytes);
     const result = (
-      r: { ok: true; value: BotValue } | { ok: false; error: ExecutionErrorKind; message: string },
+      r:
+        | { ok: true; value: BotValue }
+        | { ok: false; error: ExecutionErrorKind; message: string; scope?: 'project' | 'server' },
     ): ExecutionResult => ({ ...r, logs: logs.toString(), durationMs: performance.now() - started });
 
     if (this.disposed)
@@ -483,7 +559,11 @@ export class BotSandbox {
       return result({ ok: false, error: 'error', message: 'The bot event is not JSON-serializable' });
     }
 
+    const refused = this.admit(req, memoryMb);
+    if (refused) return result(refused);
     const entry = this.acquire(req, memoryMb);
+    this.running++;
+    this.projectRunning.set(req.projectId, (this.projectRunning.get(req.projectId) ?? 0) + 1);
     const exec: ExecState = {
       id: this.nextId++,
       entry,
@@ -498,6 +578,8 @@ export class BotSandbox {
       queue: [],
     };
     entry.executions.set(exec.id, exec);
+    // Only now, with the execution registered, may the LRU cap dispose idle isolates (never this one).
+    if (this.entries.size > this.opts.maxIsolates) this.evict();
     const timer = setTimeout(() => {
       // An isolate that disposed itself (out of memory) before the deadline is a memory failure, not a timeout.
       if (entry.isolate.isDisposed && !entry.dead) {
@@ -525,13 +607,13 @@ export class BotSandbox {
       }, timeoutMs + HARD_STOP_GRACE_MS);
     });
 
-    let context: { handle: ContextHandle; fresh: boolean } | undefined;
+    let context: ContextHandle | undefined;
     const work = async (): Promise<ExecutionResult> => {
       try {
         context = await entry.acquireContext();
         const remaining = Math.ceil(exec.deadline - performance.now());
         if (remaining <= 0) throw new Error('Script execution timed out.');
-        const out = await context.handle.run.apply(undefined, [exec.id, payload], {
+        const out = await context.run.apply(undefined, [exec.id, payload], {
           arguments: { copy: true },
           result: { promise: true, copy: true },
           timeout: remaining,
@@ -547,6 +629,9 @@ export class BotSandbox {
     } finally {
       clearTimeout(hardTimer);
       clearTimeout(timer);
+      // Bot code still waiting on the host could run during the context's next execution: such a context is not
+      // reused.
+      const clean = exec.running === 0 && exec.queue.length === 0 && exec.sleeps.size === 0;
       exec.done = true;
       exec.abort?.abort();
       for (const s of exec.sleeps) {
@@ -557,10 +642,14 @@ export class BotSandbox {
       for (const wake of exec.queue.splice(0)) wake();
       entry.executions.delete(exec.id);
       entry.lastUsed = performance.now();
-      if (context?.fresh && !entry.isolate.isDisposed) context.handle.context.release();
+      this.running--;
+      const left = (this.projectRunning.get(req.projectId) ?? 1) - 1;
+      if (left > 0) this.projectRunning.set(req.projectId, left);
+      else this.projectRunning.delete(req.projectId);
+      const released = context ? entry.releaseContext(context, clean) : false;
       if (entry.dead && entry.executions.size === 0) entry.kill(entry.dead);
       else if (this.entries.size > this.opts.maxIsolates) this.evict();
-      if (context?.fresh && ++entry.sinceHeapCheck >= 10) this.checkHeap(entry);
+      if (released && ++entry.sinceHeapCheck >= 10) this.checkHeap(entry);
     }
   }
 
@@ -609,6 +698,7 @@ export class BotSandbox {
       entry = new IsolateEntry(
         this,
         this.opts,
+        req.projectId,
         req.codeVersion,
         memoryMb,
         req.compiledCode,
@@ -616,8 +706,73 @@ export class BotSandbox {
       );
     }
     this.entries.set(key, entry);
-    if (this.entries.size > this.opts.maxIsolates) this.evict();
     return entry;
+  }
+
+  /** The warm entry an execution would reuse, if any. */
+  private warmEntry(req: ExecuteRequest, memoryMb: number): IsolateEntry | undefined {
+    const entry = this.entries.get(JSON.stringify([req.projectId, req.botId]));
+    return entry && !entry.dead && entry.codeVersion === req.codeVersion && entry.memoryMb === memoryMb
+      ? entry
+      : undefined;
+  }
+
+  /**
+   * Admission: the project's and the server's share of concurrent executions and of isolate memory. Idle warm
+   * isolates (the project's own first) are disposed to make room for a new one. Returns the refusal, if any.
+   */
+  private admit(req: ExecuteRequest, memoryMb: number): BusyError | undefined {
+    const b = this.opts.budget;
+    const project = req.projectId;
+    if ((this.projectRunning.get(project) ?? 0) >= b.projectMaxConcurrent)
+      return busy('project', `this project already runs ${b.projectMaxConcurrent} bot executions at once`);
+    if (this.running >= b.maxConcurrent)
+      return busy('server', `the server already runs ${b.maxConcurrent} bot executions at once`);
+    if (this.warmEntry(req, memoryMb)) return undefined;
+    const projectFits = () => (this.projectReservedMb.get(project) ?? 0) + memoryMb <= b.projectMemoryMb;
+    const serverFits = () => this.reservedMb + memoryMb <= b.memoryMb;
+    if (!projectFits()) this.evictIdle((e) => e.projectId === project, projectFits);
+    if (!projectFits())
+      return busy(
+        'project',
+        `this project's bot isolates already hold ${this.projectReservedMb.get(project) ?? 0} of its ` +
+          `${b.projectMemoryMb} MB (this bot needs ${memoryMb} MB)`,
+      );
+    if (!serverFits()) this.evictIdle(() => true, serverFits);
+    if (!serverFits())
+      return busy('server', `bot isolates already hold ${this.reservedMb} of the server's ${b.memoryMb} MB`);
+    return undefined;
+  }
+
+  /** Disposes idle entries matching `which`, least recently used first, until `enough()`. */
+  private evictIdle(which: (e: IsolateEntry) => boolean, enough: () => boolean): void {
+    for (const [key, entry] of this.entries) {
+      if (enough()) return;
+      if (entry.executions.size === 0 && which(entry)) {
+        this.entries.delete(key);
+        entry.kill('evicted');
+      }
+    }
+  }
+
+  /** @internal counts a new isolate's memory limit against the budget. */
+  reserve(entry: IsolateEntry): void {
+    this.reserved.add(entry);
+    this.reservedMb += entry.memoryMb;
+    this.projectReservedMb.set(
+      entry.projectId,
+      (this.projectReservedMb.get(entry.projectId) ?? 0) + entry.memoryMb,
+    );
+  }
+
+  /** @internal gives a disposed isolate's memory back (once). */
+  unreserve(entry: IsolateEntry): void {
+    if (!this.reserved.has(entry)) return;
+    this.reserved.delete(entry);
+    this.reservedMb -= entry.memoryMb;
+    const left = (this.projectReservedMb.get(entry.projectId) ?? 0) - entry.memoryMb;
+    if (left > 0) this.projectReservedMb.set(entry.projectId, left);
+    else this.projectReservedMb.delete(entry.projectId);
   }
 
   private evict(): void {

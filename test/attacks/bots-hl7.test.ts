@@ -1,0 +1,54 @@
+// Attack: HL7 v2 bodies built to be expensive to parse. Before: 40 MB of "|" blocked the event loop 71 s and
+// killed the process (5 MB: 5 s), because the server parsed the whole message on the host to validate it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, signIn } from '../helpers/server.js';
+import { expectContained, startAttackTarget, underAttack, type AttackTarget } from './harness.js';
+
+let target: AttackTarget;
+let token: string;
+let botId: string;
+
+beforeAll(async () => {
+  target = await startAttackTarget();
+  token = (await signIn(target.base)).access_token;
+  const r = await call(target.base, 'POST', 'fhir/R4/Bot', {
+    token,
+    body: {
+      resourceType: 'Bot',
+      name: 'hl7',
+      memoryLimit: 1024,
+      timeout: 20,
+      code: 'export async function handler(medplum, event) { return String(event.input.header.fields.length); }',
+    },
+  });
+  botId = r.body.id as string;
+});
+
+afterAll(async () => {
+  await target?.close();
+});
+
+const send = (body: string | Blob, signal: AbortSignal) =>
+  fetch(`${target.base}fhir/R4/Bot/${botId}/$execute`, {
+    method: 'POST',
+    signal,
+    headers: { 'content-type': 'x-application/hl7-v2+er7', authorization: `Bearer ${token}` },
+    body,
+  });
+
+describe('HL7 v2 input', () => {
+  it('refuses 40 MB of "|" with 413 naming the limit, without stalling the server', async () => {
+    // Built before the attack, so encoding it does not stall the test process's own /healthz polling.
+    const body = new Blob([Buffer.alloc(40 * 1024 * 1024, '|')]);
+    const o = await underAttack(target, (signal) => send(body, signal));
+    expectContained(o, { status: 413 });
+    expect(o.body).toMatch(/4194304 bytes/);
+  });
+
+  it('checks 256 KB of "|" after a valid MSH without holding the event loop (the bot parses it)', async () => {
+    const body = `MSH|^~\\&|A|B|C|D|20260101||ADT^A01|1|P|2.5${'|'.repeat(256 * 1024)}`;
+    const o = await underAttack(target, (signal) => send(body, signal));
+    expectContained(o, { status: 200 });
+    expect(o.body).toBe(String(256 * 1024 + 12));
+  });
+});
