@@ -1,5 +1,6 @@
 // Bot sandbox: real isolated-vm isolates, no mocks. Every attack listed in src/bots/sandbox/README.md is tried.
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -14,6 +15,9 @@ import {
   type HostFunction,
   type SandboxOptions,
 } from '../src/bots/sandbox/index.js';
+
+// Host paths must never show in a bot's view of errors: the repository root is where this checkout lives.
+const REPO_ROOT = path.resolve(import.meta.dirname, '..');
 
 const HL7_PRELUDE = `
 globalThis.Hl7Message = class Hl7Message {
@@ -480,12 +484,12 @@ describe('bot sandbox', () => {
           out.importFs = await import('fs').then(() => 'imported', (e) => 'rejected: ' + e.message);
           out.rawImport = await (0, eval)("import('fs')").then(() => 'imported', (e) => 'rejected: ' + e.message);
           const hostErr = await medplum.boom().catch((e) => e);
-          out.hostErr = [hostErr instanceof Error, hostErr.message, String(hostErr.stack).includes('/work/'), hostErr.outcome];
+          out.hostErr = [hostErr instanceof Error, hostErr.message, String(hostErr.stack).includes(${JSON.stringify(REPO_ROOT)}), hostErr.outcome];
           tryIt('hostErrCtor', () => hostErr.constructor.constructor('return typeof process')());
           const data = await medplum.readResource('Patient', '1');
           data.name = 'mutated';
           tryIt('resultCtor', () => data.constructor.constructor('return typeof process')());
-          tryIt('stack', () => String(new Error('x').stack).includes('/work/'));
+          tryIt('stack', () => String(new Error('x').stack).includes(${JSON.stringify(REPO_ROOT)}));
           return out;
         }`;
       const hostObject = { resourceType: 'Patient', id: '1', name: 'original' };
