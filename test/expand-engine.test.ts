@@ -969,4 +969,52 @@ describe('regex filter budget', () => {
     // Slices are ~10 ms; generous margin for a loaded machine.
     expect(worstGap).toBeLessThan(250);
   });
+
+  it('the budget covers all the regex filters of one expansion, not each one', async () => {
+    const r = new TestResolver();
+    const concepts = Array.from({ length: 30_000 }, (_, i) => ({ code: `${'ab'.repeat(75)}${i}` }));
+    r.addCodeSystem({
+      resourceType: 'CodeSystem',
+      url: 'http://example.org/long-codes-2',
+      content: 'complete',
+      concept: concepts,
+    } as CodeSystemResource);
+    const pattern = `(${Array.from({ length: 12 }, (_, i) => `a${i}b`).join('|')}|ab|ba)*z`;
+    // Measure one filter's time, then give a budget of 1.5 times that to an expansion with four such filters.
+    const one: ValueSetResource = {
+      resourceType: 'ValueSet',
+      compose: {
+        include: [
+          {
+            system: 'http://example.org/long-codes-2',
+            filter: [{ property: 'code', op: 'regex', value: pattern }],
+          },
+        ],
+      },
+    };
+    const engine = new ExpansionEngine();
+    await engine.expand(one, { count: 0 }, r, { maxUnpaged: 100_000 }); // builds the index
+    const t0 = performance.now();
+    await new ExpansionEngine().expand(one, { count: 0 }, r, { maxUnpaged: 100_000 });
+    const oneMs = performance.now() - t0;
+    const four: ValueSetResource = {
+      resourceType: 'ValueSet',
+      compose: {
+        include: [1, 2, 3, 4].map((k) => ({
+          system: 'http://example.org/long-codes-2',
+          filter: [{ property: 'code', op: 'regex', value: `${pattern}|x${k}` }],
+        })),
+      },
+    };
+    const err = await new ExpansionEngine()
+      .expand(four, { count: 0 }, r, {
+        maxUnpaged: 100_000,
+        regex: { maxPatternLength: 1000, budgetMs: Math.ceil(oneMs * 1.5) },
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect((err as TerminologyError)?.issueCode).toBe('too-costly');
+  }, 60_000);
 });
