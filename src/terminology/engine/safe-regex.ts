@@ -8,7 +8,7 @@ import { TerminologyError, invalid } from './errors.js';
 export interface RegexLimits {
   /** Longest accepted pattern, in characters. */
   maxPatternLength: number;
-  /** Wall-clock budget of one regex filter over a code system, in ms (the event loop is yielded meanwhile). */
+  /** Wall-clock budget in ms of all the regex filters of one expansion (the event loop is yielded meanwhile). */
   budgetMs: number;
 }
 
