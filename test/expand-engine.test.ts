@@ -1018,3 +1018,21 @@ describe('regex filter budget', () => {
     expect((err as TerminologyError)?.issueCode).toBe('too-costly');
   }, 60_000);
 });
+
+describe('deep pre-expanded value sets', () => {
+  it('flattens contains nested 20,000 deep in document order (it overflowed the stack)', async () => {
+    const root: { system: string; code: string; contains?: unknown[] } = { system: 'http://x', code: 'c0' };
+    let cur = root;
+    for (let i = 1; i < 20_000; i++) {
+      const next = { system: 'http://x', code: `c${i}` };
+      cur.contains = [next];
+      cur = next;
+    }
+    const vs = { resourceType: 'ValueSet', expansion: { contains: [root] } } as unknown as ValueSetResource;
+    const out = await new ExpansionEngine().expand(vs, { count: 3 }, new TestResolver(), {
+      maxUnpaged: 100_000,
+    });
+    expect(out.expansion.total).toBe(20_000);
+    expect(out.expansion.contains?.map((c) => c.code)).toEqual(['c0', 'c1', 'c2']);
+  });
+});

@@ -104,25 +104,30 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
 function fromContains(m: Membership, contains: ValueSetContains[]): void {
   const groups = new Map<string, { system: string; version?: string; rows: ConceptInput[] }>();
   const order: Array<[string, string]> = [];
-  const walk = (list: ValueSetContains[]): void => {
-    for (const c of list) {
-      if (c.system && c.code !== undefined) {
-        const key = `${c.system}|${c.version ?? ''}`;
-        let g = groups.get(key);
-        if (!g) groups.set(key, (g = { system: c.system, version: c.version, rows: [] }));
-        g.rows.push({
-          code: c.code,
-          display: c.display,
-          notSelectable: c.abstract === true,
-          inactive: c.inactive === true,
-          designations: c.designation,
-        });
-        order.push([key, c.code]);
-      }
-      if (c.contains) walk(c.contains);
+  // Document order (depth first) without recursion: no nesting depth can overflow the stack.
+  const stack: Array<{ list: ValueSetContains[]; i: number }> = [{ list: contains, i: 0 }];
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1];
+    if (top.i >= top.list.length) {
+      stack.pop();
+      continue;
     }
-  };
-  walk(contains);
+    const c = top.list[top.i++];
+    if (c.system && c.code !== undefined) {
+      const key = `${c.system}|${c.version ?? ''}`;
+      let g = groups.get(key);
+      if (!g) groups.set(key, (g = { system: c.system, version: c.version, rows: [] }));
+      g.rows.push({
+        code: c.code,
+        display: c.display,
+        notSelectable: c.abstract === true,
+        inactive: c.inactive === true,
+        designations: c.designation,
+      });
+      order.push([key, c.code]);
+    }
+    if (c.contains && c.contains.length > 0) stack.push({ list: c.contains, i: 0 });
+  }
   const indexes = new Map<string, CodeSystemIndex>();
   for (const [key, g] of groups) {
     indexes.set(
