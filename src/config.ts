@@ -42,7 +42,7 @@ export interface Config {
   expandFilterMaxWords: number;
   /** Longest compose filter `regex` pattern in characters (above it: 400). */
   expandRegexMaxLength: number;
-  /** Wall-clock budget of one regex compose filter in ms (above it: 422 too-costly). */
+  /** Wall-clock budget in ms of all regex compose filters of one expansion (above it: 422 too-costly). */
   expandRegexBudgetMs: number;
   /** Load the FHIR R4 core CodeSystems and ValueSets at start. */
   loadCoreTerminology: boolean;

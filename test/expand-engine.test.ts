@@ -916,3 +916,120 @@ describe('benchmark code system (100,000 concepts)', () => {
     console.log(`[bench] engine caches ${((await engine.memoryEstimateBytes()) / 1e6).toFixed(1)} MB`);
   }, 120_000);
 });
+
+describe('regex filter budget', () => {
+  it('yields the event loop while a costly regex filter runs, and answers 422 too-costly past its budget', async () => {
+    const r = new TestResolver();
+    // 30,000 codes of 150 characters: a 60-character alternation costs the engine real work per code.
+    const concepts = Array.from({ length: 30_000 }, (_, i) => ({ code: `${'ab'.repeat(75)}${i}` }));
+    r.addCodeSystem({
+      resourceType: 'CodeSystem',
+      url: 'http://example.org/long-codes',
+      content: 'complete',
+      concept: concepts,
+    } as CodeSystemResource);
+    const pattern = `(${Array.from({ length: 12 }, (_, i) => `a${i}b`).join('|')}|ab|ba)*z`;
+    const vs: ValueSetResource = {
+      resourceType: 'ValueSet',
+      compose: {
+        include: [
+          {
+            system: 'http://example.org/long-codes',
+            filter: [{ property: 'code', op: 'regex', value: pattern }],
+          },
+        ],
+      },
+    };
+    const engine = new ExpansionEngine();
+    // The event loop keeps turning: a timer every 5 ms records the longest gap while the filter runs.
+    let worstGap = 0;
+    let last = performance.now();
+    const timer = setInterval(() => {
+      const now = performance.now();
+      worstGap = Math.max(worstGap, now - last);
+      last = now;
+    }, 5);
+    const started = performance.now();
+    const err = await engine
+      .expand(vs, {}, r, { maxUnpaged: 100_000, regex: { maxPatternLength: 1000, budgetMs: 100 } })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    clearInterval(timer);
+    const elapsed = performance.now() - started;
+    expect(err).toBeInstanceOf(TerminologyError);
+    expect((err as TerminologyError).status).toBe(422);
+    expect((err as TerminologyError).issueCode).toBe('too-costly');
+    expect((err as TerminologyError).message).toMatch(/EXPAND_REGEX_BUDGET_MS/);
+    expect(elapsed).toBeLessThan(2_000);
+    // Slices are ~10 ms; generous margin for a loaded machine.
+    expect(worstGap).toBeLessThan(250);
+  });
+
+  it('the budget covers all the regex filters of one expansion, not each one', async () => {
+    const r = new TestResolver();
+    const concepts = Array.from({ length: 30_000 }, (_, i) => ({ code: `${'ab'.repeat(75)}${i}` }));
+    r.addCodeSystem({
+      resourceType: 'CodeSystem',
+      url: 'http://example.org/long-codes-2',
+      content: 'complete',
+      concept: concepts,
+    } as CodeSystemResource);
+    const pattern = `(${Array.from({ length: 12 }, (_, i) => `a${i}b`).join('|')}|ab|ba)*z`;
+    // Measure one filter's time, then give a budget of 1.5 times that to an expansion with four such filters.
+    const one: ValueSetResource = {
+      resourceType: 'ValueSet',
+      compose: {
+        include: [
+          {
+            system: 'http://example.org/long-codes-2',
+            filter: [{ property: 'code', op: 'regex', value: pattern }],
+          },
+        ],
+      },
+    };
+    const engine = new ExpansionEngine();
+    await engine.expand(one, { count: 0 }, r, { maxUnpaged: 100_000 }); // builds the index
+    const t0 = performance.now();
+    await new ExpansionEngine().expand(one, { count: 0 }, r, { maxUnpaged: 100_000 });
+    const oneMs = performance.now() - t0;
+    const four: ValueSetResource = {
+      resourceType: 'ValueSet',
+      compose: {
+        include: [1, 2, 3, 4].map((k) => ({
+          system: 'http://example.org/long-codes-2',
+          filter: [{ property: 'code', op: 'regex', value: `${pattern}|x${k}` }],
+        })),
+      },
+    };
+    const err = await new ExpansionEngine()
+      .expand(four, { count: 0 }, r, {
+        maxUnpaged: 100_000,
+        regex: { maxPatternLength: 1000, budgetMs: Math.ceil(oneMs * 1.5) },
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect((err as TerminologyError)?.issueCode).toBe('too-costly');
+  }, 60_000);
+});
+
+describe('deep pre-expanded value sets', () => {
+  it('flattens contains nested 20,000 deep in document order (it overflowed the stack)', async () => {
+    const root: { system: string; code: string; contains?: unknown[] } = { system: 'http://x', code: 'c0' };
+    let cur = root;
+    for (let i = 1; i < 20_000; i++) {
+      const next = { system: 'http://x', code: `c${i}` };
+      cur.contains = [next];
+      cur = next;
+    }
+    const vs = { resourceType: 'ValueSet', expansion: { contains: [root] } } as unknown as ValueSetResource;
+    const out = await new ExpansionEngine().expand(vs, { count: 3 }, new TestResolver(), {
+      maxUnpaged: 100_000,
+    });
+    expect(out.expansion.total).toBe(20_000);
+    expect(out.expansion.contains?.map((c) => c.code)).toEqual(['c0', 'c1', 'c2']);
+  });
+});

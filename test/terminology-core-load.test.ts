@@ -30,20 +30,31 @@ let s: TestServer | undefined;
 const start = () => startTestServer({ schema, dataDir, config: { loadCoreTerminology: true } });
 
 async function importShared(file: string): Promise<string> {
+  return (await importRun(file)).stdout;
+}
+
+/** Runs `npm run import -- <file> --shared`; resolves with its output and exit code. */
+async function importRun(file: string): Promise<{ stdout: string; stderr: string; code: number }> {
   const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
   if (onPostgres)
     Object.assign(env, { DATABASE_URL: process.env.TEST_DATABASE_URL, DATABASE_SCHEMA: schema });
-  const { stdout } = await run(
-    process.execPath,
-    [
-      path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'),
-      path.join(ROOT, 'src/terminology/import-cli.ts'),
-      file,
-      '--shared',
-    ],
-    { cwd: ROOT, env },
-  );
-  return stdout;
+  try {
+    const { stdout, stderr } = await run(
+      process.execPath,
+      [
+        path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'),
+        path.join(ROOT, 'src/terminology/import-cli.ts'),
+        file,
+        '--shared',
+      ],
+      { cwd: ROOT, env },
+    );
+    return { stdout, stderr, code: 0 };
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; code?: number };
+    if (typeof e.code !== 'number') throw err;
+    return { stdout: e.stdout ?? '', stderr: e.stderr ?? '', code: e.code };
+  }
 }
 
 /** The shared value set's codes, and how many administrative-gender value sets a search finds. */
@@ -103,6 +114,36 @@ describe('core terminology load', () => {
     expect(seen.status).toBe(200);
     expect(seen.codes).toEqual(['k1', 'k2']);
     expect(seen.genderCopies).toBe(1);
+  }, 180_000);
+
+  it('the import CLI skips a CodeSystem nested 5,000 deep, naming the depth limit (exit code 1)', async () => {
+    // The embedded database is single-process: the CLI runs while the server is stopped.
+    if (!onPostgres) {
+      await s!.close();
+      s = undefined;
+    }
+    // Written as text: JSON.stringify itself overflows at this depth.
+    let concept = '';
+    for (let i = 4999; i >= 0; i--) concept = `{"code":"n${i}"${concept ? `,"concept":[${concept}]` : ''}}`;
+    const file = path.join(tmp, 'deep.json');
+    fs.writeFileSync(
+      file,
+      `{"resourceType":"CodeSystem","url":"http://example.org/deep","status":"active","concept":[${concept}]}`,
+    );
+    const r = await importRun(file);
+    expect(r.code).toBe(1);
+    expect(r.stdout + r.stderr).toMatch(/nested more than 100 levels deep/);
+    if (!s) s = await start();
+    const token = (await signIn(s.base)).access_token;
+    const search = await call(
+      s.base,
+      'GET',
+      `fhir/R4/CodeSystem?url=${encodeURIComponent('http://example.org/deep')}`,
+      {
+        token,
+      },
+    );
+    expect(search.body.total).toBe(0);
   }, 180_000);
 
   it('keeps it when the definitions package changes (core rows replaced, not duplicated)', async () => {

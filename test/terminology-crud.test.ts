@@ -266,3 +266,84 @@ describe('big CodeSystem inline', () => {
     });
   }, 120_000);
 });
+
+describe('deeply nested CodeSystem', () => {
+  /** A CodeSystem whose concepts nest `depth` levels deep (each concept the only child of the one before). */
+  function nested(depth: number, url: string): Record<string, unknown> {
+    const root: Record<string, unknown> = { code: 'n0', display: 'Level 0' };
+    let cur = root;
+    for (let i = 1; i < depth; i++) {
+      const next = { code: `n${i}`, display: `Level ${i}` };
+      cur.concept = [next];
+      cur = next;
+    }
+    return { resourceType: 'CodeSystem', url, status: 'active', content: 'complete', concept: [root] };
+  }
+
+  /** The same as JSON text, built without recursion. */
+  function nestedJson(depth: number, url: string): string {
+    let concept = '';
+    for (let i = depth - 1; i >= 0; i--)
+      concept = `{"code":"n${i}"${concept ? `,"concept":[${concept}]` : ''}}`;
+    return `{"resourceType":"CodeSystem","url":"${url}","status":"active","content":"complete","concept":[${concept}]}`;
+  }
+
+  it('nested 5,000 deep is a 400 naming the depth limit (it was a 500: stack overflow)', async () => {
+    // JSON.stringify itself overflows at this depth: the body is written as text.
+    const r = await call(server.base, 'POST', 'fhir/R4/CodeSystem', {
+      token,
+      raw: nestedJson(5000, 'http://example.org/deep/5000'),
+      headers: { 'content-type': 'application/fhir+json' },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.resourceType).toBe('OperationOutcome');
+    expect(r.body.issue[0].details.text).toMatch(/nest|deep|depth/i);
+    const search = await call(
+      server.base,
+      'GET',
+      `fhir/R4/CodeSystem?url=${encodeURIComponent('http://example.org/deep/5000')}`,
+      { token },
+    );
+    expect(search.body.total).toBe(0);
+  });
+
+  it('nested 100 deep (the limit) is stored, read back nested, and expands', async () => {
+    const url = 'http://example.org/deep/100';
+    const r = await call(server.base, 'POST', 'fhir/R4/CodeSystem', { token, body: nested(100, url) });
+    expect(r.status).toBe(201);
+    const read = await call(server.base, 'GET', `fhir/R4/CodeSystem/${r.body.id as string}`, { token });
+    let depth = 0;
+    for (let c = read.body.concept?.[0]; c; c = c.concept?.[0]) depth++;
+    expect(depth).toBe(100);
+    const e = await call(server.base, 'POST', 'fhir/R4/ValueSet/$expand', {
+      token,
+      body: {
+        resourceType: 'Parameters',
+        parameter: [
+          {
+            name: 'valueSet',
+            resource: {
+              resourceType: 'ValueSet',
+              compose: {
+                include: [
+                  { system: url, filter: [{ property: 'concept', op: 'descendent-of', value: 'n97' }] },
+                ],
+              },
+            },
+          },
+        ],
+      },
+    });
+    expect(e.status).toBe(200);
+    expect(e.body.expansion.contains.map((c: { code: string }) => c.code)).toEqual(['n98', 'n99']);
+  });
+
+  it('nested 101 deep is refused', async () => {
+    const r = await call(server.base, 'POST', 'fhir/R4/CodeSystem', {
+      token,
+      body: nested(101, 'http://example.org/deep/101'),
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.issue[0].details.text).toMatch(/more than 100 levels/);
+  });
+});

@@ -76,21 +76,44 @@ export function validateCodeSystem(cs: CodeSystemResource): void {
   if (cs.concept !== undefined && !Array.isArray(cs.concept))
     throw badRequest('CodeSystem.concept must be an array', ['CodeSystem.concept']);
   const seen = new Set<string>();
-  const walk = (list: unknown, path: string): void => {
-    if (list === undefined) return;
-    if (!Array.isArray(list)) throw badRequest(`${path} must be an array`, [path]);
-    for (let i = 0; i < list.length; i++) {
-      const c = list[i] as CodeSystemConcept;
-      const p = `${path}[${i}]`;
-      if (!c || typeof c !== 'object' || typeof c.code !== 'string' || c.code === '')
-        throw badRequest(`${p}.code is required (a non-empty string)`, [`${p}.code`]);
-      if (seen.has(c.code)) throw badRequest(`Duplicate code "${c.code}" in CodeSystem`, [`${p}.code`]);
-      seen.add(c.code);
-      walk(c.concept, `${p}.concept`);
-    }
+  // Iterative (an explicit stack of lists): a deep tree must be a 400 naming the limit, never a stack overflow.
+  const stack: Array<{ list: unknown[]; i: number }> = [];
+  const pathOf = (extra: string): string => {
+    const parts = stack.map((f, k) => `${k === 0 ? 'CodeSystem' : ''}.concept[${f.i}]`);
+    const p = parts.join('');
+    // A path thousands of levels deep is unreadable: keep its start and end.
+    return (p.length > 300 ? `${p.slice(0, 120)}...${p.slice(-120)}` : p) + extra;
   };
-  walk(cs.concept, 'CodeSystem.concept');
+  if (cs.concept !== undefined) stack.push({ list: cs.concept, i: -1 });
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1];
+    top.i++;
+    if (top.i >= top.list.length) {
+      stack.pop();
+      continue;
+    }
+    const c = top.list[top.i] as CodeSystemConcept;
+    if (!c || typeof c !== 'object' || typeof c.code !== 'string' || c.code === '')
+      throw badRequest(`${pathOf('.code')} is required (a non-empty string)`, [pathOf('.code')]);
+    if (seen.has(c.code)) throw badRequest(`Duplicate code "${c.code}" in CodeSystem`, [pathOf('.code')]);
+    seen.add(c.code);
+    if (c.concept === undefined) continue;
+    if (!Array.isArray(c.concept))
+      throw badRequest(`${pathOf('.concept')} must be an array`, [pathOf('.concept')]);
+    if (c.concept.length === 0) continue;
+    if (stack.length >= MAX_CONCEPT_DEPTH) {
+      throw badRequest(
+        `CodeSystem.concept is nested more than ${MAX_CONCEPT_DEPTH} levels deep (at ${pathOf('.concept')}): ` +
+          `flatten the hierarchy with the parent property`,
+        [pathOf('.concept')],
+      );
+    }
+    stack.push({ list: c.concept, i: -1 });
+  }
 }
+
+/** Deepest accepted nesting of CodeSystem.concept (a tree deeper than this could not even be serialised back). */
+export const MAX_CONCEPT_DEPTH = 100;
 
 /** Checks the parts of a ValueSet the server relies on. */
 export function validateValueSet(vs: Record<string, unknown>): void {

@@ -4,7 +4,13 @@
 import { CodeSystemIndex, FLAG_ABSTRACT, FLAG_INACTIVE } from './code-system-index.js';
 import { TerminologyError, invalid } from './errors.js';
 import { EntrySet, Membership, makeOverride, type Dependency, type EntryOverride } from './membership.js';
-import { compileFilterRegex, DEFAULT_REGEX_LIMITS, runSliced, type RegexLimits } from './safe-regex.js';
+import {
+  compileFilterRegex,
+  DEFAULT_REGEX_LIMITS,
+  runSliced,
+  type RegexLimits,
+  type RegexSpent,
+} from './safe-regex.js';
 import type {
   ConceptInput,
   Resolver,
@@ -22,6 +28,8 @@ export interface ComposeContext {
   stack: string[];
   /** Limits of regex filters (default: DEFAULT_REGEX_LIMITS). */
   regexLimits?: RegexLimits;
+  /** Time this expansion has spent on regex filters (shared by the contexts of its imports). */
+  regexSpent?: RegexSpent;
   /** Membership of an imported value set (cached by the engine). */
   importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership>;
 }
@@ -96,25 +104,30 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
 function fromContains(m: Membership, contains: ValueSetContains[]): void {
   const groups = new Map<string, { system: string; version?: string; rows: ConceptInput[] }>();
   const order: Array<[string, string]> = [];
-  const walk = (list: ValueSetContains[]): void => {
-    for (const c of list) {
-      if (c.system && c.code !== undefined) {
-        const key = `${c.system}|${c.version ?? ''}`;
-        let g = groups.get(key);
-        if (!g) groups.set(key, (g = { system: c.system, version: c.version, rows: [] }));
-        g.rows.push({
-          code: c.code,
-          display: c.display,
-          notSelectable: c.abstract === true,
-          inactive: c.inactive === true,
-          designations: c.designation,
-        });
-        order.push([key, c.code]);
-      }
-      if (c.contains) walk(c.contains);
+  // Document order (depth first) without recursion: no nesting depth can overflow the stack.
+  const stack: Array<{ list: ValueSetContains[]; i: number }> = [{ list: contains, i: 0 }];
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1];
+    if (top.i >= top.list.length) {
+      stack.pop();
+      continue;
     }
-  };
-  walk(contains);
+    const c = top.list[top.i++];
+    if (c.system && c.code !== undefined) {
+      const key = `${c.system}|${c.version ?? ''}`;
+      let g = groups.get(key);
+      if (!g) groups.set(key, (g = { system: c.system, version: c.version, rows: [] }));
+      g.rows.push({
+        code: c.code,
+        display: c.display,
+        notSelectable: c.abstract === true,
+        inactive: c.inactive === true,
+        designations: c.designation,
+      });
+      order.push([key, c.code]);
+    }
+    if (c.contains && c.contains.length > 0) stack.push({ list: c.contains, i: 0 });
+  }
   const indexes = new Map<string, CodeSystemIndex>();
   for (const [key, g] of groups) {
     indexes.set(
@@ -222,7 +235,7 @@ class Evaluator {
     let src = await this.resolveSystem(system, inc.version, path);
     const masks: Uint8Array[] = [];
     for (const [k, f] of (inc.filter ?? []).entries()) {
-      const mk = evaluateFilter(src, f, `${path}.filter[${k}]`, this.ctx.regexLimits);
+      const mk = evaluateFilter(src, f, `${path}.filter[${k}]`, this.ctx.regexLimits, this.ctx.regexSpent);
       masks.push(mk instanceof Uint8Array ? mk : await mk);
     }
     const passes = (ord: number): boolean => {
@@ -302,6 +315,7 @@ export function evaluateFilter(
   f: ValueSetFilter,
   path: string,
   regexLimits: RegexLimits = DEFAULT_REGEX_LIMITS,
+  regexSpent: RegexSpent = { ms: 0 },
 ): Uint8Array | Promise<Uint8Array> {
   const { property, op, value } = f;
   const where = `${path} (${property ?? '?'} ${op ?? '?'} ${value ?? '?'})`;
@@ -369,8 +383,9 @@ export function evaluateFilter(
         }
       },
       regexLimits.budgetMs,
-      `Filter ${where.slice(0, 200)}`,
+      `Regex filters (here ${where.slice(0, 200)})`,
       path,
+      regexSpent,
     );
     return done === undefined ? mask : done.then(() => mask);
   } else if (op === '=') {

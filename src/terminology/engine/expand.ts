@@ -23,7 +23,7 @@ import type {
   ValueSetResourceWithExpansion,
 } from './types.js';
 import { DEFAULT_EXPAND_LIMITS, MAX_OFFSET } from './types.js';
-import { DEFAULT_REGEX_LIMITS, type RegexLimits } from './safe-regex.js';
+import { DEFAULT_REGEX_LIMITS, type RegexLimits, type RegexSpent } from './safe-regex.js';
 
 export interface ExpansionEngineOptions {
   /** How many value set memberships to keep (LRU). Default 256. */
@@ -98,6 +98,7 @@ export class ExpansionEngine {
       vs.url ?? '#',
     ]);
     ctx.regexLimits = limits.regex ?? DEFAULT_REGEX_LIMITS;
+    ctx.regexSpent = { ms: 0 };
     const found = this.membership(vs, ctx, versionKey, valueSetIdentity(vs, opts.inline !== true));
     const m = found instanceof Membership ? found : await found;
 
@@ -261,6 +262,7 @@ class EngineComposeContext implements ComposeContext {
   ) {}
 
   regexLimits: RegexLimits = DEFAULT_REGEX_LIMITS;
+  regexSpent: RegexSpent = { ms: 0 };
 
   async importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership> {
     const inner = new EngineComposeContext(
@@ -272,6 +274,7 @@ class EngineComposeContext implements ComposeContext {
       stack,
     );
     inner.regexLimits = this.regexLimits;
+    inner.regexSpent = this.regexSpent;
     return this.engine.membership(vs, inner, this.versionKey);
   }
 }

@@ -67,9 +67,20 @@ export function flattenCodeSystemConcepts(cs: Pick<CodeSystemResource, 'concept'
       rows.push(row);
       byCode.set(c.code, row);
     }
-    for (const child of c.concept ?? []) visit(child, c.code);
   };
-  for (const c of cs.concept ?? []) visit(c, undefined);
+  // Depth first, parent before children, without recursion (callers validate depth; this must not overflow).
+  const stack: Array<{ list: CodeSystemConcept[]; i: number; parent: string | undefined }> = [];
+  if (cs.concept) stack.push({ list: cs.concept, i: 0, parent: undefined });
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1];
+    if (top.i >= top.list.length) {
+      stack.pop();
+      continue;
+    }
+    const c = top.list[top.i++];
+    visit(c, top.parent);
+    if (c.concept && c.concept.length > 0) stack.push({ list: c.concept, i: 0, parent: c.code });
+  }
 
   for (const [parent, child] of childLinks) {
     const row = byCode.get(child);
