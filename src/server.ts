@@ -48,6 +48,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     schema: config.databaseSchema,
     dataDir: opts.inMemory ? undefined : config.dataDir,
     pgliteSocketPort: config.pgliteSocketPort,
+    fsync: config.pgliteFsync,
     logger,
   });
   await bootstrap(db, config, logger);
