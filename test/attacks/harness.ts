@@ -19,6 +19,9 @@ export async function startAttackTarget(env: Record<string, string> = {}): Promi
     databaseUrl: process.env.TEST_DATABASE_URL,
     schema,
     env,
+    // A loaded machine (several suites at once) can take over a minute to start a process; stay under the
+    // 120 s hook timeout.
+    timeoutMs: 110_000,
   });
   return {
     ...proc,
