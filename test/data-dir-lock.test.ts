@@ -55,7 +55,7 @@ async function importCli(): Promise<{ code: number; out: string }> {
 
 describe('embedded data directory lock', () => {
   it('refuses the import CLI while the server holds the directory, naming its pid; nothing is written', async () => {
-    server = await startServerProcess({ dataDir });
+    server = await startServerProcess({ dataDir, timeoutMs: 110_000 });
     const pid = server.child.pid;
     const refused = await importCli();
     expect(refused.code, refused.out).not.toBe(0);
@@ -74,11 +74,11 @@ describe('embedded data directory lock', () => {
     server = undefined;
     const imported = await importCli();
     expect(imported.code, imported.out).toBe(0);
-    server = await startServerProcess({ dataDir });
+    server = await startServerProcess({ dataDir, timeoutMs: 110_000 });
     const token2 = (await signIn(server.base)).access_token;
     const after = await call(server.base, 'GET', `fhir/R4/CodeSystem?url=${encodeURIComponent(CS_URL)}`, {
       token: token2,
     });
     expect(after.body.total).toBe(1);
-  }, 180_000);
+  }, 300_000);
 });
