@@ -13,6 +13,7 @@ import { createExpressApp, type FeatureRoutes } from './rest/app.js';
 import { createHttpServer } from './rest/http-server.js';
 import { limitConnectionsPerAddress } from './rest/connection-limit.js';
 import { closeConnectionsWhenDraining, drain } from './rest/drain.js';
+import { startEventLoopWatchdog } from './rest/event-loop.js';
 import type { Services } from './services.js';
 import { BotService } from './bots/service.js';
 import { botRoutes } from './rest/bot-routes.js';
@@ -48,6 +49,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     schema: config.databaseSchema,
     dataDir: opts.inMemory ? undefined : config.dataDir,
     pgliteSocketPort: config.pgliteSocketPort,
+    fsync: config.pgliteFsync,
     logger,
   });
   await bootstrap(db, config, logger);
@@ -70,7 +72,8 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   // $expand first: it is the hottest FHIR route.
   const features: FeatureRoutes[] = [terminologyRoutes, botRoutes];
 
-  const app = createExpressApp(services, features);
+  const eventLoop = startEventLoopWatchdog(logger, config.eventLoopLogIntervalMs);
+  const app = createExpressApp(services, features, eventLoop);
   const server = createHttpServer(app, config);
   server.keepAliveTimeout = 65_000;
   limitConnectionsPerAddress(server, config.maxConnectionsPerAddress);
@@ -95,6 +98,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
         draining = true;
         closeInFlight();
         await drain(server, config.shutdownGraceMs);
+        eventLoop.stop();
         await services.bots.close();
         await auth.close();
         await db.close();

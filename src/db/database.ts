@@ -9,6 +9,7 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { runMigrations } from './migrate.js';
+import { lockDataDir } from './data-dir-lock.js';
 import type { Logger } from 'pino';
 
 export type Row = Record<string, unknown>;
@@ -44,6 +45,8 @@ export interface OpenOptions {
   /** Serve the embedded PGlite database over the PostgreSQL wire protocol on this local port (for Prisma Studio
    * and psql while the server runs). */
   pgliteSocketPort?: number;
+  /** PGlite: fsync writes (default true). PGlite itself starts PostgreSQL with -F (fsync off). */
+  fsync?: boolean;
   logger?: Logger;
   migrate?: boolean;
 }
@@ -67,14 +70,24 @@ function quoteIdent(s: string): string {
 
 async function openPGlite(opts: OpenOptions): Promise<Database> {
   let client: PGlite;
+  let unlock = () => {};
   if (opts.dataDir) {
+    // Before anything in the directory is opened: a second process must not touch a live database.
+    unlock = lockDataDir(opts.dataDir);
     const dir = path.join(opts.dataDir, 'pglite');
     fs.mkdirSync(dir, { recursive: true });
-    client = new PGlite(dir);
+    const startParams =
+      opts.fsync === false ? undefined : PGlite.defaultStartParams.filter((p) => p !== '-F');
+    client = new PGlite(dir, { startParams });
   } else {
     client = new PGlite();
   }
-  await client.waitReady;
+  try {
+    await client.waitReady;
+  } catch (err) {
+    unlock();
+    throw err;
+  }
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) });
   let socket: PGLiteSocketServer | undefined;
   if (opts.pgliteSocketPort) {
@@ -116,6 +129,7 @@ async function openPGlite(opts: OpenOptions): Promise<Database> {
       await socket?.stop();
       await prisma.$disconnect();
       await client.close();
+      unlock();
     },
   };
 }

@@ -3,6 +3,7 @@ import express, { type Express, type IRouter, type RequestHandler } from 'expres
 import { requestLogger } from './request-log.js';
 import { mountGraphql } from './graphql-endpoint.js';
 import { jsonBodyParser } from './json-body.js';
+import type { EventLoopWatchdog } from './event-loop.js';
 import type { Services } from '../services.js';
 import { authenticateThen } from './middleware.js';
 import { authRouter } from './auth-routes.js';
@@ -25,7 +26,11 @@ export type FeatureRoutes = (
 ) => void;
 
 /** Builds the Express app for a set of services. */
-export function createExpressApp(services: Services, features: FeatureRoutes[] = []): Express {
+export function createExpressApp(
+  services: Services,
+  features: FeatureRoutes[] = [],
+  eventLoop?: EventLoopWatchdog,
+): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', services.config.trustProxy);
@@ -57,7 +62,7 @@ export function createExpressApp(services: Services, features: FeatureRoutes[] =
     const p = req.path;
     // As the Express route it replaced matched it: /healthz and /healthz/, GET and HEAD, before authentication.
     if ((p === '/healthz' || p === '/healthz/') && (req.method === 'GET' || req.method === 'HEAD')) {
-      res.json(health);
+      res.json(eventLoop ? { ...health, eventLoop: eventLoop.read() } : health);
       return;
     }
     // PostgreSQL text cannot hold NUL (nor may FHIR strings): refused here rather than failing in the database.

@@ -19,6 +19,9 @@ export async function startAttackTarget(env: Record<string, string> = {}): Promi
     databaseUrl: process.env.TEST_DATABASE_URL,
     schema,
     env,
+    // A loaded machine (several suites at once) can take over a minute to start a process; stay under the
+    // 120 s hook timeout.
+    timeoutMs: 110_000,
   });
   return {
     ...proc,
@@ -44,6 +47,8 @@ export interface AttackOutcome {
   healthPolls: number;
   /** The server answered /healthz 200 after the attack. */
   alive: boolean;
+  /** The server's own worst event-loop delay (ms) since it started, from /healthz (its watchdog), if shown. */
+  serverWorstDelayMs?: number;
 }
 
 /** What an attack sends: one request (its Response), or a burst summarised by one status. */
@@ -107,14 +112,16 @@ export async function underAttack(
   await Promise.race([poller, sleep(100)]);
 
   let alive = false;
+  let serverWorstDelayMs: number | undefined;
   try {
     const r = await fetch(`${target.base}healthz`, { signal: AbortSignal.timeout(2_000) });
     alive = r.status === 200;
-    await r.arrayBuffer();
+    const health = (await r.json().catch(() => ({}))) as { eventLoop?: { worstMs?: number } };
+    serverWorstDelayMs = health.eventLoop?.worstMs;
   } catch {
     alive = false;
   }
-  return { status, ms, body, worstHealthMs: worst, healthPolls: polls, alive };
+  return { status, ms, body, worstHealthMs: worst, healthPolls: polls, alive, serverWorstDelayMs };
 }
 
 /** The suite's measure: answered 2xx/4xx in time, /healthz under 500 ms throughout, server up afterwards. */

@@ -1,0 +1,87 @@
+// /graphql seen from a browser: mutations were accepted as cross-site form posts, CORS reflected any origin with
+// credentials, introspection and "Did you mean" suggestions were on in production, and no security headers were
+// sent. Now: CSRF prevention, a CORS allow-list, introspection/suggestions off in production, helmet's headers.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signIn } from '../helpers/server.js';
+import { startAttackTarget, type AttackTarget } from './harness.js';
+
+const ALLOWED = 'https://app.example.org';
+let target: AttackTarget;
+let token: string;
+
+beforeAll(async () => {
+  target = await startAttackTarget({ NODE_ENV: 'production', CORS_ORIGINS: ALLOWED });
+  token = (await signIn(target.base)).access_token;
+});
+
+afterAll(async () => {
+  await target?.close();
+});
+
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${target.base}graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...headers },
+    body: JSON.stringify(body),
+  });
+
+describe('/graphql browser exposure', () => {
+  it('refuses a mutation sent as a cross-site form post (no CSRF header): 403, the session lives on', async () => {
+    const r = await fetch(`${target.base}graphql`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Bearer ${token}`,
+        origin: 'https://evil.example',
+      },
+      body: new URLSearchParams({ query: 'mutation { logout }' }).toString(),
+    });
+    expect(r.status, await r.text()).toBe(403);
+    const me = await post({ query: '{ me { loginId } }' });
+    expect(me.status).toBe(200);
+    expect(((await me.json()) as { data: { me: { loginId: string } } }).data.me.loginId).toBeTruthy();
+  });
+
+  it('does not reflect an unlisted origin; answers the listed one with credentials', async () => {
+    const evil = await fetch(`${target.base}graphql`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://evil.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type',
+      },
+    });
+    expect(evil.headers.get('access-control-allow-origin')).not.toBe('https://evil.example');
+    expect(evil.headers.get('access-control-allow-origin')).not.toBe('*');
+    const good = await fetch(`${target.base}graphql`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: ALLOWED,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type',
+      },
+    });
+    expect(good.headers.get('access-control-allow-origin')).toBe(ALLOWED);
+    expect(good.headers.get('access-control-allow-credentials')).toBe('true');
+  });
+
+  it('hides introspection and field suggestions in production', async () => {
+    const intro = await post({ query: '{ __schema { types { name } } }' });
+    const introBody = await intro.text();
+    expect(introBody).not.toMatch(/"types"\s*:\s*\[/);
+    expect(introBody).toMatch(/introspection/i);
+    const typo = await post({ query: '{ mee { loginId } }' });
+    expect(await typo.text()).not.toMatch(/Did you mean/);
+  });
+
+  it('sends security headers; GraphiQL still gets a page and a policy that lets it load', async () => {
+    const r = await post({ query: '{ me { loginId } }' });
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(r.headers.get('content-security-policy')).toMatch(/default-src 'self'/);
+    expect(r.headers.get('x-frame-options')).toBeTruthy();
+    const page = await fetch(`${target.base}graphql`, { headers: { accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    expect(page.headers.get('content-security-policy')).toMatch(/unpkg\.com/);
+  });
+});
