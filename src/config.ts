@@ -93,6 +93,22 @@ export interface Config {
   botMaxExecutionsPerRequest: number;
   /** Largest HL7 v2 body a bot accepts, in bytes (over it: 413). */
   botHl7MaxBytes: number;
+  /** log2 of scrypt's N for password hashes (PASSWORD_HASH_COST, default 17); older hashes are upgraded at sign-in. */
+  passwordHashCost: number;
+  /** Password hashes computed at once (PASSWORD_HASH_CONCURRENCY, default 2; each holds 128 MiB at cost 17). */
+  passwordHashConcurrency: number;
+  /** Failed sign-ins allowed per window: per account and address, per address, per account (any address). */
+  loginThrottle: ThrottleSettings;
+  /** Failed client authentications allowed per window: per client and address, per address, per client. */
+  clientAuthThrottle: ThrottleSettings;
+}
+
+/** Failure limits of a throttled check within a window of windowSec seconds. */
+export interface ThrottleSettings {
+  perSubjectAndAddress: number;
+  perAddress: number;
+  perSubject: number;
+  windowSec: number;
 }
 
 function int(name: string, def: number): number {
@@ -107,6 +123,13 @@ function bool(name: string, def: boolean): boolean {
   const v = process.env[name];
   if (v === undefined || v === '') return def;
   return ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
+}
+
+/** PASSWORD_HASH_COST: log2 of scrypt's N, 10-20 (default 17: 2^17 is OWASP's minimum; lower only for tests). */
+function hashCost(): number {
+  const n = int('PASSWORD_HASH_COST', 17);
+  if (n < 10 || n > 20) throw new Error(`PASSWORD_HASH_COST must be 10-20, got ${n}`);
+  return n;
 }
 
 /** TRUST_PROXY as Express reads it: true/false, a hop count, or addresses/subnets (e.g. "loopback, 10.0.0.0/8"). */
@@ -189,6 +212,20 @@ export function loadConfig(overrides: Partial<Config> = {}): Config {
     botProjectMemoryMb: int('BOT_PROJECT_MEMORY_MB', 1024),
     botMaxExecutionsPerRequest: int('BOT_MAX_EXECUTIONS_PER_REQUEST', 50),
     botHl7MaxBytes: int('BOT_HL7_MAX_BYTES', 4 * 1024 * 1024),
+    passwordHashCost: hashCost(),
+    passwordHashConcurrency: Math.max(1, int('PASSWORD_HASH_CONCURRENCY', 2)),
+    loginThrottle: {
+      perSubjectAndAddress: int('LOGIN_MAX_FAILURES', 5),
+      perAddress: int('LOGIN_MAX_FAILURES_PER_ADDRESS', 50),
+      perSubject: int('LOGIN_MAX_FAILURES_PER_ACCOUNT', 20),
+      windowSec: int('LOGIN_THROTTLE_WINDOW', 900),
+    },
+    clientAuthThrottle: {
+      perSubjectAndAddress: int('CLIENT_AUTH_MAX_FAILURES', 10),
+      perAddress: int('CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS', 50),
+      perSubject: int('CLIENT_AUTH_MAX_FAILURES_PER_CLIENT', 100),
+      windowSec: int('CLIENT_AUTH_THROTTLE_WINDOW', 60),
+    },
     ...overrides,
   };
 }

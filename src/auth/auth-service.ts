@@ -7,7 +7,8 @@ import { badRequest, forbidden, notFound, unauthorized, ApiError } from '../grap
 import type { Principal } from '../graphql/context.js';
 import { OAuthError } from './oauth-error.js';
 import { normalizeEmail } from './email.js';
-import { DUMMY_HASH, hashPassword, safeEqual, sha256, verifyPassword } from './passwords.js';
+import { PasswordHasher, safeEqual, sha256 } from './passwords.js';
+import { CheckThrottle } from './throttle.js';
 import { SessionCache, type SessionState } from './session-cache.js';
 import { TokenService } from './tokens.js';
 import type { SigningKeys } from './keys.js';
@@ -43,6 +44,8 @@ export interface LoginInput {
 export interface ClientCredentials {
   clientId?: string;
   clientSecret?: string;
+  /** Where the request came from (throttling of failed checks). */
+  remoteAddress?: string;
 }
 
 /** RFC 7636 4.1: code_verifier = 43*128unreserved. */
@@ -78,6 +81,15 @@ export function isUuid(s: unknown): s is string {
   return typeof s === 'string' && UUID_RE.test(s);
 }
 
+/** The password hasher for a configuration (cost, concurrency, and a queue of 32 waiting hashes per slot). */
+export function passwordHasher(config: Config): PasswordHasher {
+  return new PasswordHasher({
+    cost: config.passwordHashCost,
+    concurrency: config.passwordHashConcurrency,
+    maxQueue: 32 * config.passwordHashConcurrency,
+  });
+}
+
 function randomSecret(): string {
   return crypto.randomBytes(32).toString('base64url');
 }
@@ -86,6 +98,9 @@ function randomSecret(): string {
 export class AuthService {
   readonly tokens: TokenService;
   readonly sessions: SessionCache;
+  readonly passwords: PasswordHasher;
+  private loginThrottle: CheckThrottle;
+  private clientThrottle: CheckThrottle;
   private touched = new Set<string>();
   private flushTimer: NodeJS.Timeout;
 
@@ -97,6 +112,9 @@ export class AuthService {
   ) {
     this.tokens = new TokenService(keys, () => config.baseUrl);
     this.sessions = new SessionCache(db, logger);
+    this.passwords = passwordHasher(config);
+    this.loginThrottle = new CheckThrottle('sign-in', config.loginThrottle);
+    this.clientThrottle = new CheckThrottle('client authentication', config.clientAuthThrottle);
     // lastUsed is written in batches: a write per request would cost a round trip per request.
     this.flushTimer = setInterval(() => void this.flushLastUsed(), 15_000);
     this.flushTimer.unref();
@@ -162,13 +180,24 @@ export class AuthService {
       throw badRequest('projectId is not a valid id', ['projectId']);
     if (input.clientId !== undefined && input.clientId !== '' && !isUuid(input.clientId))
       throw badRequest('clientId is not a valid client id', ['clientId']);
-    const user = await this.db.prisma.user.findUnique({
-      where: { email: input.email.trim().toLowerCase() },
-      include: { memberships: true },
-    });
-    const ok = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_HASH);
-    if (!user || !ok)
+    const email = input.email.trim().toLowerCase().slice(0, 320);
+    // Throttled before the (deliberately slow) hash runs; unknown addresses are counted like known ones.
+    this.loginThrottle.check(email, client.remoteAddress);
+    const user = await this.db.prisma.user.findUnique({ where: { email }, include: { memberships: true } });
+    const check = await this.passwords.verify(input.password, user?.passwordHash ?? this.passwords.dummyHash);
+    if (!user || !check.ok) {
+      this.loginThrottle.fail(email, client.remoteAddress);
       throw new ApiError(400, 'invalid', 'Email or password is invalid', { expression: ['password'] });
+    }
+    this.loginThrottle.succeed(email, client.remoteAddress);
+    if (check.rehash) {
+      // A hash from an older, cheaper cost: replace it now that the password is known (transparent to the user).
+      const passwordHash = await this.passwords.hash(input.password);
+      await this.db.prisma.user.updateMany({
+        where: { id: user.id, passwordHash: user.passwordHash },
+        data: { passwordHash },
+      });
+    }
     let memberships = user.memberships;
     if (input.projectId) memberships = memberships.filter((m) => m.projectId === input.projectId);
     if (memberships.length === 0)
@@ -279,19 +308,28 @@ export class AuthService {
         'invalid_client',
         'Client authentication is required: send client_secret (form or HTTP Basic) with client_id',
       );
-    return this.authenticateClient(client.clientId, client.clientSecret);
+    return this.authenticateClient(client.clientId, client.clientSecret, client.remoteAddress);
   }
 
   /** Checks a client application's id and secret (constant time); throws invalid_client otherwise. */
-  async authenticateClient(clientId: string | undefined, clientSecret: string | undefined): Promise<string> {
+  async authenticateClient(
+    clientId: string | undefined,
+    clientSecret: string | undefined,
+    address?: string,
+  ): Promise<string> {
+    const subject = (clientId ?? '').slice(0, 64);
+    this.clientThrottle.check(subject, address);
     const app =
       clientId && isUuid(clientId)
         ? await this.db.prisma.clientApplication.findUnique({ where: { id: clientId } })
         : null;
     // Compare even when the client is unknown, so timing does not tell which ids exist.
     const matches = safeEqual(sha256(clientSecret ?? ''), app?.secretHash ?? sha256(''));
-    if (!app || !clientSecret || !matches)
+    if (!app || !clientSecret || !matches) {
+      this.clientThrottle.fail(subject, address);
       throw new OAuthError('invalid_client', 'Invalid client credentials');
+    }
+    this.clientThrottle.succeed(subject, address);
     return app.id;
   }
 
@@ -304,7 +342,7 @@ export class AuthService {
   ): Promise<TokenResponse> {
     if (!clientId || !clientSecret)
       throw new OAuthError('invalid_request', 'client_id and client_secret are required');
-    const appId = await this.authenticateClient(clientId, clientSecret);
+    const appId = await this.authenticateClient(clientId, clientSecret, client.remoteAddress);
     const app = await this.db.prisma.clientApplication.findUniqueOrThrow({ where: { id: appId } });
     const membership = await this.db.prisma.projectMembership.findFirst({
       where: { clientId: app.id, projectId: app.projectId },
@@ -515,7 +553,7 @@ export class AuthService {
     if (!normalized) throw badRequest('email is not a valid address', ['email']);
     if (password.length < 8 || password.length > 1024)
       throw badRequest('password must be 8-1024 characters', ['password']);
-    const passwordHash = await hashPassword(password);
+    const passwordHash = await this.passwords.hash(password);
     try {
       return await this.db.prisma.$transaction(async (tx) => {
         if (await tx.user.findUnique({ where: { email: normalized }, select: { id: true } }))

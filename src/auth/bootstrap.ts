@@ -2,14 +2,16 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { hashPassword, sha256 } from './passwords.js';
-import { isUuid } from './auth-service.js';
+import { sha256 } from './passwords.js';
+import { isUuid, passwordHasher } from './auth-service.js';
 
 /** Creates the first project, admin and client when no project exists yet. Returns the project id when created. */
 export async function bootstrap(db: Database, config: Config, logger: Logger): Promise<string | undefined> {
   if (!isUuid(config.clientId)) throw new Error(`CLIENT_ID must be a UUID, got "${config.clientId}"`);
   const email = config.adminEmail.trim().toLowerCase();
-  const passwordHash = await hashPassword(config.adminPassword);
+  // Most starts find a project: skip the (deliberately slow) hash then.
+  if ((await db.sql('SELECT 1 FROM "Project" LIMIT 1')).length > 0) return undefined;
+  const passwordHash = await passwordHasher(config).hash(config.adminPassword);
   const created = await db.transaction(async (sql) => {
     if (db.kind === 'postgres') await sql('SELECT pg_advisory_xact_lock(81030002)');
     const any = await sql('SELECT 1 FROM "Project" LIMIT 1');

@@ -244,7 +244,7 @@ builder.mutationField('createProject', (t) =>
       adminLastName: t.arg.string(),
     },
     resolve: (_r, a, ctx) =>
-      createProject(ctx.services.db, requirePrincipal(ctx), {
+      createProject(ctx.services.db, ctx.services.auth.passwords, requirePrincipal(ctx), {
         name: a.name,
         adminEmail: a.adminEmail,
         adminPassword: a.adminPassword,
@@ -306,7 +306,11 @@ builder.mutationField('token', (t) =>
     },
     resolve: (_r, a, ctx) => {
       const auth = ctx.services.auth;
-      const client = { clientId: a.clientId || undefined, clientSecret: a.clientSecret || undefined };
+      const client = {
+        clientId: a.clientId || undefined,
+        clientSecret: a.clientSecret || undefined,
+        remoteAddress: ctx.request.remoteAddress,
+      };
       switch (a.grantType) {
         case 'authorization_code':
           return auth.exchangeCode(a.code ?? '', a.codeVerifier ?? undefined, client);
@@ -341,7 +345,11 @@ builder.queryField('introspect', (t) =>
             'Introspection requires a Bearer token or client credentials (HTTP Basic)',
           );
         }
-        await ctx.services.auth.authenticateClient(basic.clientId, basic.clientSecret);
+        await ctx.services.auth.authenticateClient(
+          basic.clientId,
+          basic.clientSecret,
+          ctx.request.remoteAddress,
+        );
       }
       return ctx.services.auth.introspect(a.token);
     },

@@ -1,6 +1,9 @@
 // Password hashing with scrypt (memory-hard, in Node's crypto): format scrypt$N$r$p$salt$hash (base64url).
+// Cost N = 2^PASSWORD_HASH_COST (default 2^17, OWASP's scrypt minimum: 128 MiB per hash with r=8). Each hash
+// holds that much memory while it runs, so concurrent hashes are bounded and the queue behind them too.
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
+import { ApiError } from '../graphql/errors.js';
 
 const scrypt = promisify(crypto.scrypt) as (
   password: string,
@@ -9,36 +12,91 @@ const scrypt = promisify(crypto.scrypt) as (
   options: crypto.ScryptOptions,
 ) => Promise<Buffer>;
 
-const N = 16384;
 const R = 8;
 const P = 1;
 const KEYLEN = 32;
 
-/** Hashes a password for storage. */
-export async function hashPassword(password: string): Promise<string> {
-  const salt = crypto.randomBytes(16);
-  const hash = await scrypt(password, salt, KEYLEN, { N, r: R, p: P, maxmem: 64 * 1024 * 1024 });
-  return ['scrypt', N, R, P, salt.toString('base64url'), hash.toString('base64url')].join('$');
+/** The production cost (log2 N); tests may lower it through PASSWORD_HASH_COST, never below MIN_COST. */
+export const DEFAULT_HASH_COST = 17;
+/** Lowest cost accepted from the configuration. */
+export const MIN_HASH_COST = 10;
+
+/** Settings of the hasher. */
+export interface HasherOptions {
+  /** log2 of scrypt's N. */
+  cost: number;
+  /** Hashes running at once (each holds 128 * N * r bytes). */
+  concurrency: number;
+  /** Hashes allowed to wait; beyond this a sign-in is refused with 503 (the server is protecting its memory). */
+  maxQueue: number;
 }
 
-/** Checks a password against a stored hash in constant time. */
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const parts = stored.split('$');
-  if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
-  const [, n, r, p, saltB64, hashB64] = parts;
-  const expected = Buffer.from(hashB64, 'base64url');
-  const actual = await scrypt(password, Buffer.from(saltB64, 'base64url'), expected.length, {
-    N: Number(n),
-    r: Number(r),
-    p: Number(p),
-    maxmem: 64 * 1024 * 1024,
-  });
-  return actual.length === expected.length && crypto.timingSafeEqual(actual, expected);
-}
+/** Hashes and verifies passwords at a configured cost, a bounded number at a time. */
+export class PasswordHasher {
+  private running = 0;
+  private waiting: Array<() => void> = [];
+  private readonly n: number;
+  /** A hash at the current cost to check against when the user does not exist, so timing reveals nothing. */
+  readonly dummyHash: string;
 
-/** A hash to compare against when the user does not exist, so timing does not reveal which emails exist. */
-export const DUMMY_HASH =
-  'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+  constructor(private readonly opts: HasherOptions) {
+    this.n = 2 ** opts.cost;
+    this.dummyHash = ['scrypt', this.n, R, P, 'A'.repeat(22), 'A'.repeat(43)].join('$');
+  }
+
+  /** Hashes a password for storage. */
+  async hash(password: string): Promise<string> {
+    const salt = crypto.randomBytes(16);
+    const hash = await this.run(password, salt, KEYLEN, this.n, R, P);
+    return ['scrypt', this.n, R, P, salt.toString('base64url'), hash.toString('base64url')].join('$');
+  }
+
+  /** Checks a password against a stored hash in constant time; `rehash` when the hash is weaker than the current cost. */
+  async verify(password: string, stored: string): Promise<{ ok: boolean; rehash: boolean }> {
+    const parts = stored.split('$');
+    if (parts.length !== 6 || parts[0] !== 'scrypt') return { ok: false, rehash: false };
+    const [, n, r, p, saltB64, hashB64] = parts;
+    const expected = Buffer.from(hashB64, 'base64url');
+    const actual = await this.run(
+      password,
+      Buffer.from(saltB64, 'base64url'),
+      expected.length,
+      Number(n),
+      Number(r),
+      Number(p),
+    );
+    const ok = actual.length === expected.length && crypto.timingSafeEqual(actual, expected);
+    return { ok, rehash: ok && (Number(n) < this.n || Number(r) !== R || Number(p) !== P) };
+  }
+
+  private async run(password: string, salt: Buffer, keylen: number, n: number, r: number, p: number) {
+    await this.acquire();
+    try {
+      // Node refuses a run needing more than maxmem (128 * N * r bytes, plus a little): allow twice that.
+      return await scrypt(password, salt, keylen, { N: n, r, p, maxmem: 256 * n * r });
+    } finally {
+      this.release();
+    }
+  }
+
+  private async acquire(): Promise<void> {
+    if (this.running < this.opts.concurrency) {
+      this.running++;
+      return;
+    }
+    if (this.waiting.length >= this.opts.maxQueue) {
+      throw new ApiError(503, 'throttled', 'Too many sign-ins in progress; retry shortly');
+    }
+    // The slot is handed over by release(): running stays counted.
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running--;
+  }
+}
 
 /** SHA-256 hex of a secret (client secrets, codes, refresh secrets: high-entropy, so no slow hash needed). */
 export function sha256(value: string): string {

@@ -1,11 +1,12 @@
 // /auth/*: Medplum-compatible sign-in and session endpoints, each running a GraphQL operation.
-import express, { Router } from 'express';
+import express, { Router, type Response } from 'express';
 import { graphql } from '../generated/gql/index.js';
 import { badRequest } from '../graphql/errors.js';
 import { runOperation } from './operation.js';
 import { contextFor } from './request.js';
 import { operationOutcome, sendFhir } from './outcome.js';
 import { asyncHandler, requireAuth } from './middleware.js';
+import { TooManyAttempts } from '../auth/throttle.js';
 
 const LoginDoc = graphql(`
   mutation RestLogin(
@@ -91,18 +92,20 @@ export function authRouter(jsonParser: express.RequestHandler): Router {
       const password = optionalString(body, 'password');
       if (!email) throw badRequest('email is required', ['email']);
       if (!password) throw badRequest('password is required', ['password']);
-      const data = await runOperation(
-        LoginDoc,
-        {
-          email,
-          password,
-          scope: optionalString(body, 'scope'),
-          codeChallenge: optionalString(body, 'codeChallenge'),
-          codeChallengeMethod: optionalString(body, 'codeChallengeMethod'),
-          projectId: optionalString(body, 'projectId'),
-          clientId: optionalString(body, 'clientId'),
-        },
-        contextFor(req),
+      const data = await withRetryAfter(res, () =>
+        runOperation(
+          LoginDoc,
+          {
+            email,
+            password,
+            scope: optionalString(body, 'scope'),
+            codeChallenge: optionalString(body, 'codeChallenge'),
+            codeChallengeMethod: optionalString(body, 'codeChallengeMethod'),
+            projectId: optionalString(body, 'projectId'),
+            clientId: optionalString(body, 'clientId'),
+          },
+          contextFor(req),
+        ),
       );
       res.json({ login: data.login.login, code: data.login.code ?? undefined });
     }),
@@ -180,4 +183,12 @@ export function requireJsonObject(body: unknown): Record<string, unknown> {
   if (body === null || typeof body !== 'object' || Array.isArray(body))
     throw badRequest('Request body must be a JSON object');
   return body as Record<string, unknown>;
+}
+
+/** A throttled check's answer carries Retry-After (RFC 6585 4) before the error is rendered. */
+function withRetryAfter<T>(res: Response, work: () => Promise<T>): Promise<T> {
+  return work().catch((err: unknown) => {
+    if (err instanceof TooManyAttempts) res.setHeader('Retry-After', String(err.retryAfterSec));
+    throw err;
+  });
 }

@@ -1,11 +1,12 @@
 // /oauth2/*: token (RFC 6749 + PKCE RFC 7636), logout, revoke (RFC 7009), introspect (RFC 7662); OAuth2 error JSON.
-import express, { Router, type Request } from 'express';
+import express, { Router, type Request, type Response } from 'express';
 import { graphql } from '../generated/gql/index.js';
 import { OAuthError } from '../auth/oauth-error.js';
 import { parseBasic } from '../auth/basic-auth.js';
 import { runOperation } from './operation.js';
 import { contextFor } from './request.js';
 import { asyncHandler, requireAuth } from './middleware.js';
+import { TooManyAttempts } from '../auth/throttle.js';
 import { operationOutcome, sendFhir } from './outcome.js';
 
 const TokenDoc = graphql(`
@@ -88,18 +89,20 @@ export function oauthRouter(): Router {
       const body = formBody(req);
       if (!body.grant_type) throw new OAuthError('invalid_request', 'grant_type is required');
       const { clientId, clientSecret } = clientCredentials(req, body);
-      const data = await runOperation(
-        TokenDoc,
-        {
-          grantType: body.grant_type,
-          code: body.code,
-          codeVerifier: body.code_verifier,
-          clientId,
-          clientSecret,
-          refreshToken: body.refresh_token,
-          scope: body.scope,
-        },
-        contextFor(req),
+      const data = await withRetryAfter(res, () =>
+        runOperation(
+          TokenDoc,
+          {
+            grantType: body.grant_type,
+            code: body.code,
+            codeVerifier: body.code_verifier,
+            clientId,
+            clientSecret,
+            refreshToken: body.refresh_token,
+            scope: body.scope,
+          },
+          contextFor(req),
+        ),
       );
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('Pragma', 'no-cache');
@@ -119,7 +122,9 @@ export function oauthRouter(): Router {
     form,
     asyncHandler(async (req, res) => {
       const body = formBody(req);
-      const data = await runOperation(IntrospectDoc, { token: body.token ?? '' }, contextFor(req));
+      const data = await withRetryAfter(res, () =>
+        runOperation(IntrospectDoc, { token: body.token ?? '' }, contextFor(req)),
+      );
       res.setHeader('Cache-Control', 'no-store');
       res.json(data.introspect);
     }),
@@ -155,4 +160,12 @@ export function oauthRouter(): Router {
     });
   });
   return r;
+}
+
+/** A throttled check's answer carries Retry-After (RFC 6585 4) before the error is rendered. */
+function withRetryAfter<T>(res: Response, work: () => Promise<T>): Promise<T> {
+  return work().catch((err: unknown) => {
+    if (err instanceof TooManyAttempts) res.setHeader('Retry-After', String(err.retryAfterSec));
+    throw err;
+  });
 }

@@ -65,6 +65,8 @@ export async function startServerProcess(opts: {
     CLIENT_SECRET,
     LOAD_CORE_TERMINOLOGY: 'false',
     LOG_LEVEL: 'warn',
+    // The test cost (see setup.ts): child processes get a clean environment.
+    ...(process.env.PASSWORD_HASH_COST ? { PASSWORD_HASH_COST: process.env.PASSWORD_HASH_COST } : {}),
     ...opts.env,
   };
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
