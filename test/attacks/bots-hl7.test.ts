@@ -74,6 +74,9 @@ describe('HL7 v2 input', () => {
           write();
         }),
     );
+    console.info(
+      `[attack] ${expect.getState().currentTestName}: ${o.status} in ${o.ms.toFixed(0)} ms, worst /healthz ${o.worstHealthMs.toFixed(0)} ms`,
+    );
     expectContained(o, { status: 413 });
     expect(o.body).toMatch(/4194304 bytes/);
   });
@@ -81,6 +84,9 @@ describe('HL7 v2 input', () => {
   it('checks 256 KB of "|" after a valid MSH without holding the event loop (the bot parses it)', async () => {
     const body = `MSH|^~\\&|A|B|C|D|20260101||ADT^A01|1|P|2.5${'|'.repeat(256 * 1024)}`;
     const o = await underAttack(target, (signal) => send(body, signal));
+    console.info(
+      `[attack] ${expect.getState().currentTestName}: ${o.status} in ${o.ms.toFixed(0)} ms, worst /healthz ${o.worstHealthMs.toFixed(0)} ms`,
+    );
     expectContained(o, { status: 200 });
     expect(o.body).toBe(String(256 * 1024 + 12));
   });
