@@ -16,6 +16,7 @@ import {
   type TestServer,
 } from './helpers/server.js';
 import { createBot, createOtherProject } from './bots-helpers.js';
+import { addUser } from './helpers/projects.js';
 
 async function poll(base: string, url: string, token: string, maxMs = 15_000) {
   const path = url.slice(url.indexOf('fhir/R4/'));
@@ -130,6 +131,120 @@ describe('respond-async', () => {
     expect(done.status).toBe(200);
     expect(done.text).toBe('rescued');
   }, 30_000);
+});
+
+describe('jobs: fair share, sessions, attempts', () => {
+  let server: TestServer;
+  let token: string;
+  beforeAll(async () => {
+    server = await startTestServer();
+    token = (await signIn(server.base)).access_token;
+  });
+  afterAll(async () => {
+    await server?.close();
+    await dropSchema(server?.schema);
+  });
+
+  const enqueue = async (tok: string, id: string, body = '') => {
+    const r = await call(server.base, 'POST', `fhir/R4/Bot/${id}/$execute`, {
+      token: tok,
+      raw: body,
+      headers: { 'content-type': 'text/plain', prefer: 'respond-async' },
+    });
+    expect(r.status).toBe(202);
+    return r.headers.get('content-location') ?? '';
+  };
+  const slow = (ms: number) =>
+    `export async function handler() { await new Promise((r) => setTimeout(r, ${ms})); return 'slow'; }`;
+
+  it("one project's queue of slow jobs does not delay another project's job", async () => {
+    const other = await createOtherProject(server);
+    const slowId = await createBot(server, other, slow(2500));
+    const quick = await createBot(server, token, "export async function handler() { return 'quick'; }");
+    const theirs = [];
+    for (let i = 0; i < 8; i++) theirs.push(await enqueue(other, slowId));
+    const started = Date.now();
+    const mine = await poll(server.base, await enqueue(token, quick), token);
+    expect(mine.status).toBe(200);
+    expect(mine.text).toBe('quick');
+    expect(Date.now() - started).toBeLessThan(2000);
+    for (const loc of theirs) expect((await poll(server.base, loc, other, 30_000)).text).toBe('slow');
+  }, 60_000);
+
+  it('a job whose session was revoked before it started does not run', async () => {
+    const member = await addUser(server.base, token);
+    const family = `Revoked${Date.now()}`;
+    const writer = await createBot(
+      server,
+      token,
+      `export async function handler(medplum) {
+         await medplum.createResource({ resourceType: 'Patient', name: [{ family: '${family}' }] });
+         return 'wrote';
+       }`,
+    );
+    // The project's job slots are busy, so the member's job waits in the queue...
+    const slowId = await createBot(server, token, slow(2000));
+    const busy = [await enqueue(token, slowId), await enqueue(token, slowId)];
+    await new Promise((r) => setTimeout(r, 300));
+    const loc = await enqueue(member.token, writer);
+    // ... and the member signs out before it starts.
+    const out = await call(server.base, 'POST', 'oauth2/logout', { token: member.token, body: {} });
+    expect(out.status).toBeLessThan(300);
+    for (const b of busy) await poll(server.base, b, token);
+    const job = await poll(server.base, loc, token);
+    expect(job.status).toBe(401);
+    expect(job.text).toMatch(/session .* has ended/);
+    const found = await call(server.base, 'GET', `fhir/R4/Patient?name=${family}`, { token });
+    expect(found.body.total ?? found.body.entry?.length ?? 0).toBe(0);
+  }, 30_000);
+});
+
+describe('orphaned jobs', () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bots-orphan-'));
+  const schema = onPostgres ? newSchemaName() : undefined;
+  const start = () =>
+    startTestServer({ schema, dataDir: tmp, config: { baseUrl: 'http://bots-orphan.test/' } });
+
+  afterAll(async () => {
+    await dropSchema(schema);
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('a job left running by a dead instance is re-run promptly, and the bot sees attempt 2', async () => {
+    const a = await start();
+    const token = (await signIn(a.url)).access_token;
+    const id = await createBot(
+      { ...a, base: a.url },
+      token,
+      'export async function handler(m, e) { return `attempt ${e.attempt}`; }',
+      { timeout: 60 },
+    );
+    const r = await call(a.url, 'POST', `fhir/R4/Bot/${id}/$execute`, {
+      token,
+      raw: '',
+      headers: { 'content-type': 'text/plain', prefer: 'respond-async' },
+    });
+    const loc = r.headers.get('content-location') ?? '';
+    expect((await poll(a.url, loc, token)).text).toBe('attempt 1');
+    // An instance claimed it a moment ago, started it (attempt 1) and died.
+    const jobId = loc.split('/').pop() as string;
+    await a.services.db.prisma.botJob.update({
+      where: { id: jobId },
+      data: { status: 'running', claimedBy: 'dead-instance', claimedAt: new Date(), responseStatus: null },
+    });
+    await a.close();
+    const b = await start();
+    try {
+      const started = Date.now();
+      // Embedded database: at once (every running job at start is an orphan); PostgreSQL: after 3 missed
+      // heartbeats (15 s). Before: the bot's timeout plus 30 s (90 s here).
+      const done = await poll(b.url, loc, token, 25_000);
+      expect(done.text).toBe('attempt 2');
+      expect(Date.now() - started).toBeLessThan(onPostgres ? 25_000 : 3_000);
+    } finally {
+      await b.close();
+    }
+  }, 60_000);
 });
 
 describe('restart survival', () => {

@@ -537,7 +537,7 @@ describe("the server's check of an HL7 body (checkHl7Message)", () => {
     const text = `MSH|^~\\&|A|B|C|D|2024||ADT^A01${'|'.repeat(5 * 1024 * 1024)}\r${'PID|1\n'.repeat(100_000)}`;
     const started = performance.now();
     checkHl7Message(text);
-    expect(performance.now() - started).toBeLessThan(500);
+    expect(performance.now() - started).toBeLessThan(1500);
   });
 });
 

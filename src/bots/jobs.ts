@@ -1,7 +1,11 @@
 // Asynchronous executions (Prefer: respond-async). Jobs live in BotJob, so any instance can run or report them
 // and they survive a restart. Each instance runs a claimer woken by NOTIFY bot_job and a periodic poll; claims use
-// FOR UPDATE SKIP LOCKED so two instances never run the same job. Jobs whose claim is older than the bot's timeout
-// plus a margin (their instance died) are queued again.
+// FOR UPDATE SKIP LOCKED so two instances never run the same job. Fair share: a project runs at most
+// PROJECT_CONCURRENCY jobs at once and the next job comes from the project running fewest. An instance renews its
+// claims every HEARTBEAT_MS; a claim not renewed for STALE_MS (its instance died) is queued again, and on the
+// embedded database (one process) every job running at start is queued again at once. Each claim counts an attempt
+// (event.attempt), so a bot can stay idempotent when a job is re-run. A job runs with its caller's session as it is
+// when the job starts: a session revoked or expired by then means the job fails (401) without running.
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
@@ -13,9 +17,14 @@ import type { ExecuteRequest, JobRequest } from './types.js';
 
 export const JOB_CHANNEL = 'bot_job';
 const POLL_MS = 1000;
-const STALE_MARGIN_MS = 30_000;
 const CONCURRENCY = 4;
-const REQUEUE_EVERY = 10;
+/** Jobs of one project running at once (all instances): the other slots stay free for other projects. */
+const PROJECT_CONCURRENCY = 2;
+const HEARTBEAT_MS = 5_000;
+/** A claim not renewed for this long belongs to a dead instance (three missed heartbeats). */
+const STALE_MS = 3 * HEARTBEAT_MS;
+/** After the sandbox refused a job for lack of budget, this instance waits this long before claiming again. */
+const BUSY_BACKOFF_MS = 1_000;
 
 /** The stored state of a job, as reported to its caller. */
 export interface JobState {
@@ -36,6 +45,7 @@ export class JobRunner {
   private again = false;
   private closed = false;
   private inFlight = new Set<Promise<void>>();
+  private backoffUntil = 0;
   private readonly instanceId = crypto.randomUUID();
 
   constructor(
@@ -47,27 +57,40 @@ export class JobRunner {
   /** Requeues stale claims, subscribes to NOTIFY and starts polling. */
   async start(services: Services): Promise<void> {
     this.services = services;
-    await this.requeueStale();
+    // The embedded database belongs to this process alone: whatever is still running was orphaned by its last run.
+    await this.requeueStale(this.db.kind === 'pglite');
     await this.db.listen(JOB_CHANNEL, () => this.wake());
     let ticks = 0;
+    const every = HEARTBEAT_MS / POLL_MS;
     this.timer = setInterval(() => {
-      // Instances that died mid-job leave claims behind; any live instance puts them back in the queue.
-      if (++ticks % REQUEUE_EVERY === 0) void this.requeueStale().then(() => this.wake());
+      // Renew this instance's claims; instances that died mid-job leave claims behind that nobody renews, and any
+      // live instance puts them back in the queue.
+      if (++ticks % every === 0)
+        void this.heartbeat().then(() => this.requeueStale().then(() => this.wake()));
       else this.wake();
     }, POLL_MS);
     this.timer.unref();
     this.wake();
   }
 
-  /** Queues again jobs claimed longer ago than their bot's timeout plus a margin. */
-  async requeueStale(): Promise<void> {
+  /** Renews the claims of this instance's running jobs. */
+  private async heartbeat(): Promise<void> {
+    await this.db
+      .sql(`UPDATE "BotJob" SET "claimedAt" = now() WHERE status = 'running' AND "claimedBy" = $1`, [
+        this.instanceId,
+      ])
+      .catch((err: unknown) => {
+        if (!this.closed) this.logger.warn({ err: (err as Error).message }, 'bot job heartbeat failed');
+      });
+  }
+
+  /** Queues again running jobs whose claim was not renewed for STALE_MS (or, with `all`, every running job). */
+  async requeueStale(all = false): Promise<void> {
     await this.db
       .sql(
-        `UPDATE "BotJob" j SET status = 'queued', "claimedBy" = NULL, "claimedAt" = NULL
-         FROM "Bot" b
-        WHERE b.id = j."botId" AND j.status = 'running'
-          AND j."claimedAt" < now() - make_interval(secs => (b."timeoutMs" + $1) / 1000.0)`,
-        [STALE_MARGIN_MS],
+        `UPDATE "BotJob" SET status = 'queued', "claimedBy" = NULL, "claimedAt" = NULL
+          WHERE status = 'running' AND ($1::boolean OR "claimedAt" < now() - make_interval(secs => $2::float8 / 1000))`,
+        [all, STALE_MS],
       )
       .catch((err: unknown) => {
         if (!this.closed) this.logger.warn({ err: (err as Error).message }, 'bot job requeue failed');
@@ -106,7 +129,7 @@ export class JobRunner {
   }
 
   private wake(): void {
-    if (this.closed) return;
+    if (this.closed || performance.now() < this.backoffUntil) return;
     if (this.pumping) {
       this.again = true;
       return;
@@ -123,15 +146,21 @@ export class JobRunner {
 
   private async pump(): Promise<void> {
     while (!this.closed && this.running < CONCURRENCY) {
-      let rows: Array<{ id: string; request: unknown }>;
+      let rows: Array<{ id: string; request: unknown; attempts: number }>;
       try {
-        rows = await this.db.sql<{ id: string; request: unknown }>(
-          `UPDATE "BotJob" SET status = 'running', "claimedBy" = $1, "claimedAt" = now()
-            WHERE id = (SELECT id FROM "BotJob" WHERE status = 'queued' ORDER BY "createdAt"
-                         LIMIT 1 FOR UPDATE SKIP LOCKED)
+        // The oldest job of the project running fewest jobs, among projects under their share.
+        rows = await this.db.sql<{ id: string; request: unknown; attempts: number }>(
+          `UPDATE "BotJob" SET status = 'running', "claimedBy" = $1, "claimedAt" = now(), attempts = attempts + 1
+            WHERE id = (
+              SELECT q.id FROM "BotJob" q
+                LEFT JOIN (SELECT "projectId", count(*) AS n FROM "BotJob" WHERE status = 'running'
+                            GROUP BY "projectId") r ON r."projectId" = q."projectId"
+               WHERE q.status = 'queued' AND coalesce(r.n, 0) < $2
+               ORDER BY coalesce(r.n, 0), q."createdAt"
+               LIMIT 1 FOR UPDATE OF q SKIP LOCKED)
               AND status = 'queued'
-          RETURNING id, request`,
-          [this.instanceId],
+          RETURNING id, request, attempts`,
+          [this.instanceId, PROJECT_CONCURRENCY],
         );
       } catch (err) {
         if (!this.closed) this.logger.warn({ err: (err as Error).message }, 'bot job claim failed');
@@ -140,7 +169,7 @@ export class JobRunner {
       const row = rows[0];
       if (!row) return;
       this.running++;
-      const p = this.run(row.id, row.request as JobRequest).finally(() => {
+      const p = this.run(row.id, row.request as JobRequest, row.attempts).finally(() => {
         this.running--;
         this.inFlight.delete(p);
         this.wake();
@@ -149,15 +178,29 @@ export class JobRunner {
     }
   }
 
-  private async run(id: string, job: JobRequest): Promise<void> {
+  private async run(id: string, job: JobRequest, attempt: number): Promise<void> {
     let status = 500;
     let type = 'application/fhir+json; charset=utf-8';
     let body = '';
     let headers: Record<string, string> = {};
     try {
       if (!this.services) throw new Error('job runner not started');
-      const ctx = createContext(this.services, job.principal, { requestId: job.traceId, headers: {} });
-      const r = await this.bots.execute(ctx, job.request, job.traceId);
+      // The caller's session now, not as it was at enqueue: revoked or expired means the job does not run.
+      const session = await this.services.auth.sessions.get(job.principal.loginId);
+      if (!session || session.revoked || session.expiresAt <= Date.now())
+        throw new ApiError(401, 'login', 'The session that queued this job has ended; the job was not run');
+      const ctx = createContext(this.services, session, { requestId: job.traceId, headers: {} });
+      const r = await this.bots.execute(ctx, { ...job.request, attempt }, job.traceId);
+      if (r.outcome === 'busy') {
+        // Refused for lack of budget before it started: queue it again, and give the sandbox a moment.
+        this.backoffUntil = performance.now() + BUSY_BACKOFF_MS;
+        await this.db.sql(
+          `UPDATE "BotJob" SET status = 'queued', "claimedBy" = NULL, "claimedAt" = NULL, attempts = attempts - 1
+            WHERE id = $1`,
+          [id],
+        );
+        return;
+      }
       ({ status, contentType: type, body, headers } = r);
     } catch (err) {
       const api = err instanceof ApiError ? err : undefined;

@@ -197,6 +197,7 @@ export class BotService {
         traceId: traceId ?? (ctx.request.requestId || crypto.randomUUID()),
         requester: { reference: requester },
         headers: req.headers ?? {},
+        ...(req.attempt !== undefined ? { attempt: req.attempt } : {}),
       },
       medplum: medplumFunctions(ctx),
     });

@@ -24,6 +24,8 @@ export interface ExecuteRequest {
   query?: Record<string, string> | null;
   /** Request headers to hand to the bot (Authorization and Cookie removed). */
   headers?: Record<string, string>;
+  /** For a job: which run this is (1, or more when re-run after its instance died); the bot sees event.attempt. */
+  attempt?: number;
 }
 
 /** An execution's outcome, in HTTP terms. */

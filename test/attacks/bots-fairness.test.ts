@@ -45,6 +45,9 @@ describe('bots under attack', () => {
       return counts.reduce((a, b) => a + b, 1);
     }`);
     const o = await underAttack(target, (signal) => executeBot(id, '{}', signal));
+    console.info(
+      `[attack] ${expect.getState().currentTestName}: ${o.status} in ${o.ms.toFixed(0)} ms, worst /healthz ${o.worstHealthMs.toFixed(0)} ms`,
+    );
     expectContained(o);
     expect(o.status).toBeGreaterThanOrEqual(400);
     expect(o.body).toMatch(/at most \d+ bot executions|bot executions at once/);
@@ -67,6 +70,9 @@ describe('bots under attack', () => {
       const bad = rs.findIndex((r) => r.status !== 200);
       return bad >= 0 ? { status: rs[bad].status, body: texts[bad] } : { status: 200, body: texts.join(',') };
     });
+    console.info(
+      `[attack] ${expect.getState().currentTestName}: ${o.status} in ${o.ms.toFixed(0)} ms, worst /healthz ${o.worstHealthMs.toFixed(0)} ms`,
+    );
     expectContained(o, { status: 200 });
     expect(o.body).toBe('ticked,ticked,ticked,ticked');
   });

@@ -1,5 +1,6 @@
 // Attack: HL7 v2 bodies built to be expensive to parse. Before: 40 MB of "|" blocked the event loop 71 s and
 // killed the process (5 MB: 5 s), because the server parsed the whole message on the host to validate it.
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, signIn } from '../helpers/server.js';
 import { expectContained, startAttackTarget, underAttack, type AttackTarget } from './harness.js';
@@ -28,7 +29,7 @@ afterAll(async () => {
   await target?.close();
 });
 
-const send = (body: string | Blob, signal: AbortSignal) =>
+const send = (body: string, signal: AbortSignal) =>
   fetch(`${target.base}fhir/R4/Bot/${botId}/$execute`, {
     method: 'POST',
     signal,
@@ -38,9 +39,44 @@ const send = (body: string | Blob, signal: AbortSignal) =>
 
 describe('HL7 v2 input', () => {
   it('refuses 40 MB of "|" with 413 naming the limit, without stalling the server', async () => {
-    // Built before the attack, so encoding it does not stall the test process's own /healthz polling.
-    const body = new Blob([Buffer.alloc(40 * 1024 * 1024, '|')]);
-    const o = await underAttack(target, (signal) => send(body, signal));
+    // Streamed with node:http so the answer is seen as soon as it comes, while the body is still being sent.
+    const chunk = Buffer.alloc(1024 * 1024, '|');
+    const o = await underAttack(
+      target,
+      (signal) =>
+        new Promise((resolve, reject) => {
+          const req = http.request(`${target.base}fhir/R4/Bot/${botId}/$execute`, {
+            method: 'POST',
+            signal,
+            headers: {
+              'content-type': 'x-application/hl7-v2+er7',
+              'content-length': String(40 * chunk.length),
+              authorization: `Bearer ${token}`,
+            },
+          });
+          req.on('response', (res) => {
+            let body = '';
+            res.on('data', (d: Buffer) => (body += d.toString()));
+            res.on('end', () => {
+              resolve({ status: res.statusCode ?? 0, body });
+              req.destroy();
+            });
+          });
+          req.on('error', reject);
+          let sent = 0;
+          const write = () => {
+            while (sent < 40 && !req.destroyed) {
+              sent++;
+              if (!req.write(chunk)) return void req.once('drain', write);
+            }
+            if (!req.destroyed) req.end();
+          };
+          write();
+        }),
+    );
+    console.info(
+      `[attack] ${expect.getState().currentTestName}: ${o.status} in ${o.ms.toFixed(0)} ms, worst /healthz ${o.worstHealthMs.toFixed(0)} ms`,
+    );
     expectContained(o, { status: 413 });
     expect(o.body).toMatch(/4194304 bytes/);
   });
@@ -48,6 +84,9 @@ describe('HL7 v2 input', () => {
   it('checks 256 KB of "|" after a valid MSH without holding the event loop (the bot parses it)', async () => {
     const body = `MSH|^~\\&|A|B|C|D|20260101||ADT^A01|1|P|2.5${'|'.repeat(256 * 1024)}`;
     const o = await underAttack(target, (signal) => send(body, signal));
+    console.info(
+      `[attack] ${expect.getState().currentTestName}: ${o.status} in ${o.ms.toFixed(0)} ms, worst /healthz ${o.worstHealthMs.toFixed(0)} ms`,
+    );
     expectContained(o, { status: 200 });
     expect(o.body).toBe(String(256 * 1024 + 12));
   });

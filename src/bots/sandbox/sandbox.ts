@@ -100,6 +100,8 @@ export interface BotEvent {
   traceId: string;
   requester: unknown;
   headers: Record<string, string>;
+  /** Async jobs: the run number (1 first; more when re-run after the instance running it died). */
+  attempt?: number;
 }
 
 export interface ExecuteRequest {
