@@ -143,13 +143,8 @@ export class ExpansionEngine {
     if (req.excludeNotForUI !== undefined) {
       parameter.push({ name: 'excludeNotForUI', valueBoolean: req.excludeNotForUI });
     }
-    if (req.valueSetVersion !== undefined) {
-      parameter.push({ name: 'valueSetVersion', valueString: req.valueSetVersion });
-    }
-    for (const [url, v] of systemVersion) parameter.push({ name: 'system-version', valueUri: `${url}|${v}` });
-    for (const [url, v] of forceSystemVersion) {
-      parameter.push({ name: 'force-system-version', valueUri: `${url}|${v}` });
-    }
+    // valueSetVersion, system-version and force-system-version are not echoed (the IG's expected expansions
+    // leave them out): the versions they chose are in used-codesystem and the value set's own version.
     for (const u of m.usedCodeSystems()) parameter.push({ name: 'used-codesystem', valueUri: u });
     for (const u of m.usedValueSets) parameter.push({ name: 'used-valueset', valueUri: u });
 
@@ -158,13 +153,13 @@ export class ExpansionEngine {
       timestamp: new Date().toISOString(),
       total,
     };
-    if (req.offset !== undefined || req.count !== undefined) expansion.offset = offset;
+    if (req.offset !== undefined) expansion.offset = offset;
     if (parameter.length > 0) expansion.parameter = parameter;
     if (contains.length > 0) expansion.contains = contains;
-    if (req.includeDefinition) return { ...vs, expansion };
-    // The definition is returned only when asked (includeDefinition), as the IG's expected expansions say.
-    const { compose: _compose, ...rest } = vs;
-    return { ...rest, expansion };
+    // The definition (compose) only when asked (includeDefinition), and not the descriptive metadata (publisher,
+    // description): the expansion identifies its value set; the HL7 reference server answers so too.
+    const { compose, publisher: _p, description: _d, ...rest } = vs;
+    return req.includeDefinition ? { ...rest, compose, expansion } : { ...rest, expansion };
   }
 
   /** The (cached, re-validated) membership of a value set. Synchronous when the cached one is known current
