@@ -180,6 +180,37 @@ describe('$expand with the parameters the HL7 test runner sends', () => {
     expect(after.body.expansion.contains.map((c: { code: string }) => c.code)).toEqual(['stored']);
   });
 
+  it('warns (warning-*) about a draft, experimental or deprecated code system and a withdrawn value set', async () => {
+    const withdrawn = {
+      ...allColours,
+      status: 'draft', // a draft value set itself gives no warning
+      extension: [
+        {
+          url: 'http://hl7.org/fhir/StructureDefinition/structuredefinition-standards-status',
+          valueCode: 'withdrawn',
+        },
+      ],
+    };
+    const res = await expand([
+      { name: 'url', valueUri: VS },
+      tx({ ...colours('1.0.0', ['red']), status: 'draft', experimental: true }),
+      tx(withdrawn),
+    ]);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.expansion.parameter).toEqual([
+      { name: 'used-codesystem', valueUri: `${CS}|1.0.0` },
+      { name: 'warning-draft', valueUri: `${CS}|1.0.0` },
+      { name: 'warning-experimental', valueUri: `${CS}|1.0.0` },
+      { name: 'warning-withdrawn', valueUri: `${VS}|1.0.0` },
+    ]);
+    const plain = await expand([
+      { name: 'url', valueUri: VS },
+      tx(colours('1.0.0', ['red'])),
+      tx({ ...allColours, status: 'draft' }),
+    ]);
+    expect(plain.body.expansion.parameter).toEqual([{ name: 'used-codesystem', valueUri: `${CS}|1.0.0` }]);
+  });
+
   it('a tx-resource that is not a resource, or too many of them, is a 400 naming tx-resource', async () => {
     const notResource = await expand([
       { name: 'url', valueUri: VS },

@@ -9,6 +9,7 @@ import {
   type WordRange,
 } from './code-system-index.js';
 import { evaluateValueSet, valueSetIdentity, type ComposeContext } from './compose.js';
+import { statusWarnings } from './flatten.js';
 import { TerminologyError, invalid } from './errors.js';
 import { Membership, type EntryOverride } from './membership.js';
 import { tokenize } from './normalize.js';
@@ -147,6 +148,22 @@ export class ExpansionEngine {
     // leave them out): the versions they chose are in used-codesystem and the value set's own version.
     for (const u of m.usedCodeSystems()) parameter.push({ name: 'used-codesystem', valueUri: u });
     for (const u of m.usedValueSets) parameter.push({ name: 'used-valueset', valueUri: u });
+    // warning-* for a draft/experimental/deprecated/withdrawn code system or value set used (only looked up
+    // when the expansion imports value sets; code system facts are in their index).
+    for (const src of m.sources) {
+      for (const w of src.meta.warnings ?? []) pushWarning(parameter, w, src.url, src.version);
+    }
+    // For value sets only the standards-status counts (the IG's draft value sets expand without a warning).
+    for (const w of valueSetWarnings(vs)) pushWarning(parameter, w, vs.url ?? '', vs.version);
+    for (const u of m.usedValueSets) {
+      const bar = u.indexOf('|');
+      const used = await resolver.valueSet(
+        bar < 0 ? u : u.slice(0, bar),
+        bar < 0 ? undefined : u.slice(bar + 1),
+      );
+      if (used)
+        for (const w of valueSetWarnings(used)) pushWarning(parameter, w, used.url ?? '', used.version);
+    }
 
     const expansion: ValueSetResourceWithExpansion['expansion'] = {
       identifier: `urn:uuid:${randomUUID()}`,
@@ -459,6 +476,27 @@ export function pickDesignation(ds: Designation[] | undefined, lang: string): De
 }
 
 const NO_SOURCES_VERSIONED: readonly boolean[] = [];
+
+const NO_WARNINGS: readonly string[] = [];
+
+/** A value set's deprecated/withdrawn standards-status (none for most: no extension, no allocation). */
+function valueSetWarnings(vs: ValueSetResource): readonly string[] {
+  if (vs.extension === undefined) return NO_WARNINGS;
+  const w = statusWarnings({ extension: vs.extension });
+  return w ? w.filter((x) => x === 'deprecated' || x === 'withdrawn') : NO_WARNINGS;
+}
+
+/** Adds a `warning-<reason>` parameter for a canonical once. */
+function pushWarning(
+  parameter: ExpansionParameter[],
+  reason: string,
+  url: string,
+  version: string | undefined,
+): void {
+  const valueUri = version ? `${url}|${version}` : url;
+  const name = `warning-${reason}`;
+  if (!parameter.some((p) => p.name === name && p.valueUri === valueUri)) parameter.push({ name, valueUri });
+}
 
 /** Per source index: does another source of the same url (another version) contribute too? */
 function severalVersions(m: Membership): boolean[] {
