@@ -423,7 +423,9 @@ describe('expandValueSet: compose', () => {
       const vs = vsOf([{ system: VERSIONED }]);
       const sv = await expand(vs, { systemVersion: `${VERSIONED}|1.0.0` });
       expect(codes(sv)).toEqual(['a', 'b']);
-      expect(param(sv, 'system-version')).toEqual([`${VERSIONED}|1.0.0`]);
+      // Not echoed (the IG's expected expansions leave it out); used-codesystem says which version was used.
+      expect(param(sv, 'system-version')).toEqual([]);
+      expect(param(sv, 'used-codesystem')).toEqual([`${VERSIONED}|1.0.0`]);
       const pinned = vsOf([{ system: VERSIONED, version: '2.0.0' }]);
       expect(codes(await expand(pinned, { systemVersion: `${VERSIONED}|1.0.0` }))).toEqual(['a', 'b', 'c']);
       expect(codes(await expand(pinned, { forceSystemVersion: [`${VERSIONED}|1.0.0`] }))).toEqual(['a', 'b']);
@@ -705,7 +707,7 @@ describe('expandValueSet: parameters', () => {
     expect(f1).toEqual(['hf', 'hf-acute']);
     const zero = await expand({ filter: 'hepat', count: 0 });
     expect(zero.expansion.total).toBe(4);
-    expect(zero.expansion.offset).toBe(0);
+    expect(zero.expansion.offset).toBeUndefined(); // offset is there only when asked
     expect(zero.expansion.contains).toBeUndefined();
     expect(codes(await expand({ offset: 100, count: 5 }))).toEqual([]);
   });

@@ -1,6 +1,7 @@
 // $expand as the HL7 terminology ecosystem runner calls it: a `uuid` cache-buster, the code systems and value sets
-// given as `tx-resource` (for that request only), the definition (compose) only with includeDefinition, and
-// contains.version only when several versions of a system contribute.
+// given as `tx-resource` (for that request only), the definition (compose) only with includeDefinition,
+// contains.version only when several versions of a system contribute, the echoes the IG expects (no
+// system-version/valueSetVersion, offset only when asked, no publisher/description) and Accept-Language.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, dropSchema, signIn, startTestServer, type TestServer } from './helpers/server.js';
 
@@ -13,22 +14,29 @@ const colours = (version: string, codes: string[]) => ({
   version,
   status: 'active',
   content: 'complete',
-  concept: codes.map((c) => ({ code: c, display: `${c} (${version})` })),
+  concept: codes.map((c) => ({
+    code: c,
+    display: `${c} (${version})`,
+    designation: [{ language: 'de', value: `${c} (de)` }],
+  })),
 });
 const allColours = {
   resourceType: 'ValueSet',
   url: VS,
   version: '1.0.0',
   status: 'active',
+  publisher: 'Example',
+  description: 'All colours',
   compose: { include: [{ system: CS }] },
 };
 
 let s: TestServer;
 let token: string;
 
-function expand(parameter: unknown[]) {
+function expand(parameter: unknown[], headers?: Record<string, string>) {
   return call(s.base, 'POST', 'fhir/R4/ValueSet/$expand', {
     token,
+    headers,
     body: { resourceType: 'Parameters', parameter },
   });
 }
@@ -61,8 +69,53 @@ describe('$expand with the parameters the HL7 test runner sends', () => {
       { system: CS, code: 'red', display: 'red (2.0.0)' },
       { system: CS, code: 'green', display: 'green (2.0.0)' },
     ]);
-    expect(res.body.expansion.parameter).toContainEqual({ name: 'used-codesystem', valueUri: `${CS}|2.0.0` });
+    expect(res.body.expansion.parameter).toEqual([{ name: 'used-codesystem', valueUri: `${CS}|2.0.0` }]);
+    // The expansion identifies its value set; the definition and descriptive metadata are not repeated.
     expect(res.body.compose).toBeUndefined();
+    expect(res.body.publisher).toBeUndefined();
+    expect(res.body.description).toBeUndefined();
+    expect(res.body.expansion.offset).toBeUndefined();
+  });
+
+  it('echoes what the IG expects: offset only when asked, not system-version or valueSetVersion', async () => {
+    const res = await expand([
+      { name: 'url', valueUri: VS },
+      { name: 'valueSetVersion', valueString: '1.0.0' },
+      { name: 'system-version', valueUri: `${CS}|1.0.0` },
+      { name: 'count', valueInteger: 1 },
+      tx(colours('1.0.0', ['red', 'green'])),
+      tx(colours('2.0.0', ['blue'])),
+      tx(allColours),
+    ]);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.expansion.offset).toBeUndefined();
+    expect(res.body.expansion.parameter).toEqual([
+      { name: 'count', valueInteger: 1 },
+      { name: 'used-codesystem', valueUri: `${CS}|1.0.0` },
+    ]);
+    const paged = await expand([
+      { name: 'url', valueUri: VS },
+      { name: 'offset', valueInteger: 1 },
+      tx(colours('1.0.0', ['red', 'green'])),
+      tx(allColours),
+    ]);
+    expect(paged.body.expansion.offset).toBe(1);
+    expect(paged.body.expansion.contains.map((c: { code: string }) => c.code)).toEqual(['green']);
+  });
+
+  it('Accept-Language acts as displayLanguage (the parameter wins; "*" alone is no preference)', async () => {
+    const params = [{ name: 'url', valueUri: VS }, tx(colours('1.0.0', ['red'])), tx(allColours)];
+    const de = await expand(params, { 'accept-language': 'fr;q=0.5, de' });
+    expect(de.status, de.text).toBe(200);
+    expect(de.body.expansion.contains[0].display).toBe('red (de)');
+    expect(de.body.expansion.parameter).toContainEqual({ name: 'displayLanguage', valueCode: 'de' });
+    const param = await expand([...params, { name: 'displayLanguage', valueCode: 'en' }], {
+      'accept-language': 'de',
+    });
+    expect(param.body.expansion.contains[0].display).toBe('red (1.0.0)');
+    const any = await expand(params, { 'accept-language': '*' });
+    expect(any.body.expansion.contains[0].display).toBe('red (1.0.0)');
+    expect(any.body.expansion.parameter).toEqual([{ name: 'used-codesystem', valueUri: `${CS}|1.0.0` }]);
   });
 
   it('returns the compose only with includeDefinition', async () => {
@@ -74,6 +127,7 @@ describe('$expand with the parameters the HL7 test runner sends', () => {
     ]);
     expect(res.status, res.text).toBe(200);
     expect(res.body.compose).toEqual(allColours.compose);
+    expect(res.body.expansion.contains[0]).toEqual({ system: CS, code: 'red', display: 'red (2.0.0)' });
   });
 
   it('without a version the latest tx-resource version is used; contains.version appears when two contribute', async () => {
@@ -104,7 +158,7 @@ describe('$expand with the parameters the HL7 test runner sends', () => {
       },
     ]);
     expect(both.status, both.text).toBe(200);
-    expect(both.body.expansion.contains).toEqual([
+    expect(both.body.expansion.contains).toMatchObject([
       { system: CS, version: '1.0.0', code: 'old', display: 'old (1.0.0)' },
       { system: CS, version: '2.0.0', code: 'new', display: 'new (2.0.0)' },
     ]);
@@ -124,6 +178,37 @@ describe('$expand with the parameters the HL7 test runner sends', () => {
     const after = await expand([{ name: 'url', valueUri: VS }]);
     expect(after.status, after.text).toBe(200);
     expect(after.body.expansion.contains.map((c: { code: string }) => c.code)).toEqual(['stored']);
+  });
+
+  it('warns (warning-*) about a draft, experimental or deprecated code system and a withdrawn value set', async () => {
+    const withdrawn = {
+      ...allColours,
+      status: 'draft', // a draft value set itself gives no warning
+      extension: [
+        {
+          url: 'http://hl7.org/fhir/StructureDefinition/structuredefinition-standards-status',
+          valueCode: 'withdrawn',
+        },
+      ],
+    };
+    const res = await expand([
+      { name: 'url', valueUri: VS },
+      tx({ ...colours('1.0.0', ['red']), status: 'draft', experimental: true }),
+      tx(withdrawn),
+    ]);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.expansion.parameter).toEqual([
+      { name: 'used-codesystem', valueUri: `${CS}|1.0.0` },
+      { name: 'warning-draft', valueUri: `${CS}|1.0.0` },
+      { name: 'warning-experimental', valueUri: `${CS}|1.0.0` },
+      { name: 'warning-withdrawn', valueUri: `${VS}|1.0.0` },
+    ]);
+    const plain = await expand([
+      { name: 'url', valueUri: VS },
+      tx(colours('1.0.0', ['red'])),
+      tx({ ...allColours, status: 'draft' }),
+    ]);
+    expect(plain.body.expansion.parameter).toEqual([{ name: 'used-codesystem', valueUri: `${CS}|1.0.0` }]);
   });
 
   it('a tx-resource that is not a resource, or too many of them, is a 400 naming tx-resource', async () => {

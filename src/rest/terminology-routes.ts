@@ -195,6 +195,25 @@ function fromParameters(body: unknown, vars: Vars): void {
     throw badRequest(`Unknown or unsupported $expand parameter(s): ${unknown.join(', ')}`, unknown);
 }
 
+/** The language tag an Accept-Language header prefers most (highest q, first on ties); none for `*` only (what
+ * fetch sends by default) or a malformed header. */
+export function preferredLanguage(header: string | undefined): string | undefined {
+  if (!header || header.length > 200) return undefined;
+  let best: string | undefined;
+  let bestQ = 0;
+  for (const part of header.split(',')) {
+    const [tag, ...params] = part.trim().split(';');
+    if (!/^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/.test(tag)) continue;
+    const qp = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    const q = qp ? Number(qp.slice(2)) : 1;
+    if (Number.isFinite(q) && q > bestQ) {
+      best = tag;
+      bestQ = q;
+    }
+  }
+  return best;
+}
+
 /** Registers the ValueSet/$expand routes under the FHIR base. */
 export const terminologyRoutes = (
   r: IRouter,
@@ -207,6 +226,11 @@ export const terminologyRoutes = (
       const vars: Vars = {};
       fromQuery(req.query, vars);
       if (post) fromParameters(req.body, vars);
+      // Accept-Language asks for displays in that language, as displayLanguage does (the parameter wins).
+      if (vars.displayLanguage === undefined) {
+        const lang = preferredLanguage(req.headers['accept-language']);
+        if (lang) vars.displayLanguage = lang;
+      }
       const id = req.params.id;
       if (id !== undefined) {
         if (vars.url !== undefined || vars.valueSet !== undefined)

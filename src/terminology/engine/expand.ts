@@ -9,6 +9,7 @@ import {
   type WordRange,
 } from './code-system-index.js';
 import { evaluateValueSet, valueSetIdentity, type ComposeContext } from './compose.js';
+import { statusWarnings } from './flatten.js';
 import { TerminologyError, invalid } from './errors.js';
 import { Membership, type EntryOverride } from './membership.js';
 import { tokenize } from './normalize.js';
@@ -151,28 +152,39 @@ export class ExpansionEngine {
     if (req.excludeNotForUI !== undefined) {
       parameter.push({ name: 'excludeNotForUI', valueBoolean: req.excludeNotForUI });
     }
-    if (req.valueSetVersion !== undefined) {
-      parameter.push({ name: 'valueSetVersion', valueString: req.valueSetVersion });
-    }
-    for (const [url, v] of systemVersion) parameter.push({ name: 'system-version', valueUri: `${url}|${v}` });
-    for (const [url, v] of forceSystemVersion) {
-      parameter.push({ name: 'force-system-version', valueUri: `${url}|${v}` });
-    }
+    // valueSetVersion, system-version and force-system-version are not echoed (the IG's expected expansions
+    // leave them out): the versions they chose are in used-codesystem and the value set's own version.
     for (const u of m.usedCodeSystems()) parameter.push({ name: 'used-codesystem', valueUri: u });
     for (const u of m.usedValueSets) parameter.push({ name: 'used-valueset', valueUri: u });
+    // warning-* for a draft/experimental/deprecated/withdrawn code system or value set used (only looked up
+    // when the expansion imports value sets; code system facts are in their index).
+    for (const src of m.sources) {
+      for (const w of src.meta.warnings ?? []) pushWarning(parameter, w, src.url, src.version);
+    }
+    // For value sets only the standards-status counts (the IG's draft value sets expand without a warning).
+    for (const w of valueSetWarnings(vs)) pushWarning(parameter, w, vs.url ?? '', vs.version);
+    for (const u of m.usedValueSets) {
+      const bar = u.indexOf('|');
+      const used = await resolver.valueSet(
+        bar < 0 ? u : u.slice(0, bar),
+        bar < 0 ? undefined : u.slice(bar + 1),
+      );
+      if (used)
+        for (const w of valueSetWarnings(used)) pushWarning(parameter, w, used.url ?? '', used.version);
+    }
 
     const expansion: ValueSetResourceWithExpansion['expansion'] = {
       identifier: `urn:uuid:${randomUUID()}`,
       timestamp: new Date().toISOString(),
       total,
     };
-    if (req.offset !== undefined || req.count !== undefined) expansion.offset = offset;
+    if (req.offset !== undefined) expansion.offset = offset;
     if (parameter.length > 0) expansion.parameter = parameter;
     if (contains.length > 0) expansion.contains = contains;
-    if (req.includeDefinition) return { ...vs, expansion };
-    // The definition is returned only when asked (includeDefinition), as the IG's expected expansions say.
-    const { compose: _compose, ...rest } = vs;
-    return { ...rest, expansion };
+    // The definition (compose) only when asked (includeDefinition), and not the descriptive metadata (publisher,
+    // description): the expansion identifies its value set; the HL7 reference server answers so too.
+    const { compose, publisher: _p, description: _d, ...rest } = vs;
+    return req.includeDefinition ? { ...rest, compose, expansion } : { ...rest, expansion };
   }
 
   /** The (cached, re-validated) membership of a value set. Synchronous when the cached one is known current
@@ -509,6 +521,27 @@ export function pickDesignation(ds: Designation[] | undefined, lang: string): De
 }
 
 const NO_SOURCES_VERSIONED: readonly boolean[] = [];
+
+const NO_WARNINGS: readonly string[] = [];
+
+/** A value set's deprecated/withdrawn standards-status (none for most: no extension, no allocation). */
+function valueSetWarnings(vs: ValueSetResource): readonly string[] {
+  if (vs.extension === undefined) return NO_WARNINGS;
+  const w = statusWarnings({ extension: vs.extension });
+  return w ? w.filter((x) => x === 'deprecated' || x === 'withdrawn') : NO_WARNINGS;
+}
+
+/** Adds a `warning-<reason>` parameter for a canonical once. */
+function pushWarning(
+  parameter: ExpansionParameter[],
+  reason: string,
+  url: string,
+  version: string | undefined,
+): void {
+  const valueUri = version ? `${url}|${version}` : url;
+  const name = `warning-${reason}`;
+  if (!parameter.some((p) => p.name === name && p.valueUri === valueUri)) parameter.push({ name, valueUri });
+}
 
 /** Per source index: does another source of the same url (another version) contribute too? */
 function severalVersions(m: Membership): boolean[] {

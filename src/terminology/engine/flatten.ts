@@ -107,7 +107,29 @@ export function codeSystemMetaOf(
     caseSensitive: cs.caseSensitive,
     language: cs.language,
     properties: cs.property?.map((p) => ({ code: p.code, type: p.type, uri: p.uri })),
+    warnings: statusWarnings(cs),
   };
+}
+
+const STANDARDS_STATUS = 'http://hl7.org/fhir/StructureDefinition/structuredefinition-standards-status';
+
+/** The `warning-*` reasons of a CodeSystem or ValueSet (undefined when none): status draft, experimental, and a
+ * standards-status of deprecated or withdrawn (the HL7 terminology ecosystem IG's expansion warnings). */
+export function statusWarnings(r: {
+  status?: unknown;
+  experimental?: unknown;
+  extension?: unknown;
+}): string[] | undefined {
+  const out: string[] = [];
+  if (Array.isArray(r.extension)) {
+    for (const e of r.extension as Array<{ url?: unknown; valueCode?: unknown }>) {
+      if (e?.url === STANDARDS_STATUS && (e.valueCode === 'deprecated' || e.valueCode === 'withdrawn'))
+        out.push(e.valueCode);
+    }
+  }
+  if (r.status === 'draft') out.push('draft');
+  if (r.experimental === true) out.push('experimental');
+  return out.length > 0 ? out : undefined;
 }
 
 /** Convenience: index a whole CodeSystem resource. */

@@ -50,6 +50,9 @@ export interface CodeSystemMeta {
   hierarchyMeaning?: string;
   caseSensitive?: boolean;
   language?: string;
+  /** Why an expansion using it carries a `warning-*` parameter: `draft`, `experimental`, or the standards-status
+   * extension's `deprecated`/`withdrawn`. */
+  warnings?: string[];
   /** CodeSystem.property declarations (codes usable in filters). */
   properties?: Array<{ code: string; type?: string; uri?: string }>;
 }
