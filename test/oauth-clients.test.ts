@@ -265,5 +265,5 @@ describe('PKCE (RFC 7636)', () => {
       await strict.close();
       await dropSchema(strict.schema);
     }
-  });
+  }, 120_000);
 });
