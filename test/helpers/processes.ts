@@ -82,7 +82,7 @@ export async function startServerProcess(opts: {
   void exited.then(() => (gone = true));
 
   const base = `http://127.0.0.1:${port}/`;
-  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
   for (;;) {
     if (gone) {
       if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
