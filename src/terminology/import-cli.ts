@@ -1,10 +1,74 @@
 // `npm run import -- <file>... [--project <id> | --shared]`: imports CodeSystems and ValueSets (JSON resource,
 // Bundle or NDJSON) into the database the server uses (DATA_DIR or DATABASE_URL/DATABASE_SCHEMA), with a progress
-// bar. The embedded database (PGlite) is single-process: run this while the server is stopped, or POST through REST.
+// bar on a terminal and a progress line every few seconds otherwise (CI logs, `nohup`). The embedded database (PGlite)
+// is single-process: run this while the server is stopped, or POST through REST. On a database the server never
+// started on, it does what the first start does (migrations, first project, admin user, client application), so an
+// import can come first.
 import cliProgress from 'cli-progress';
+import pino from 'pino';
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
-import { importFiles, resolveImportProject } from './import.js';
+import { bootstrap } from '../auth/bootstrap.js';
+import { importFiles, resolveImportProject, type ImportProgress } from './import.js';
+
+/** Resources with fewer concepts than this import without progress output (they take well under a second). */
+const PROGRESS_MIN_CONCEPTS = 1000;
+
+/** Progress on stderr for large resources: a bar on a terminal, otherwise a line at start, every `everyMs`, and
+ * at the end. The import's own result lines go to stdout. */
+export function progressReporter(
+  out: NodeJS.WriteStream,
+  everyMs = 5_000,
+): Required<Pick<ImportProgress, 'onResourceStart' | 'onConcepts'>> & { done(): void } {
+  const bar = new cliProgress.SingleBar(
+    {
+      format: '{type} {url} [{bar}] {value}/{total} concepts | {eta_formatted} left',
+      hideCursor: true,
+      stream: out,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  let current: { label: string; total: number; started: number; lastLine: number } | undefined;
+  let barActive = false;
+  const line = (done: number) => {
+    const c = current!;
+    const pct = Math.floor((100 * done) / c.total);
+    const secs = ((Date.now() - c.started) / 1000).toFixed(1);
+    out.write(`${c.label}: ${done}/${c.total} concepts (${pct}%), ${secs} s\n`);
+  };
+  return {
+    onResourceStart(type, url, concepts) {
+      current = undefined;
+      if (concepts < PROGRESS_MIN_CONCEPTS) return;
+      current = {
+        label: `${type} ${url ?? ''}`.trim(),
+        total: concepts,
+        started: Date.now(),
+        lastLine: Date.now(),
+      };
+      if (out.isTTY) {
+        bar.start(concepts, 0, { type, url: url ?? '' });
+        barActive = true;
+      } else {
+        line(0);
+      }
+    },
+    onConcepts(done) {
+      if (!current) return;
+      if (barActive) bar.update(done);
+      else if (done >= current.total || Date.now() - current.lastLine >= everyMs) {
+        current.lastLine = Date.now();
+        line(done);
+        if (done >= current.total) current = undefined;
+      }
+    },
+    done() {
+      if (barActive) bar.stop();
+      barActive = false;
+      current = undefined;
+    },
+  };
+}
 
 function usage(): never {
   process.stderr.write(
@@ -37,28 +101,16 @@ async function main(argv: string[]): Promise<void> {
     schema: config.databaseSchema,
     dataDir: config.dataDir,
   });
-  const bar = new cliProgress.SingleBar(
-    { format: '{type} {url} [{bar}] {value}/{total} concepts | {eta_formatted} left', hideCursor: true },
-    cliProgress.Presets.shades_classic,
-  );
-  let barActive = false;
+  const progress = progressReporter(process.stderr);
   try {
+    // What the server's first start does, so that an import can come first (a no-op once a project exists).
+    await bootstrap(db, config, pino({ level: 'warn' }, pino.destination(2)));
     const projectId = await resolveImportProject(db, { project, shared });
     const result = await importFiles(db, files, projectId, {
-      onResourceStart(type, url, concepts) {
-        if (concepts >= 1000 && process.stderr.isTTY) {
-          bar.start(concepts, 0, { type, url: url ?? '' });
-          barActive = true;
-        }
-      },
-      onConcepts(done) {
-        if (barActive) bar.update(done);
-      },
+      onResourceStart: progress.onResourceStart,
+      onConcepts: progress.onConcepts,
       onResourceDone(r) {
-        if (barActive) {
-          bar.stop();
-          barActive = false;
-        }
+        progress.done();
         process.stdout.write(
           `${r.created ? 'created' : 'replaced'} ${r.type}/${r.id} ${r.url ?? ''}${r.version ? `|${r.version}` : ''}` +
             `${r.type === 'CodeSystem' ? ` (${r.concepts} concepts)` : ''}\n`,
@@ -74,7 +126,7 @@ async function main(argv: string[]): Promise<void> {
     );
     if (result.skipped.length > 0) process.exitCode = 1;
   } finally {
-    if (barActive) bar.stop();
+    progress.done();
     await db.close();
   }
 }
