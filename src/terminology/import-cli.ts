@@ -2,8 +2,8 @@
 // Bundle or NDJSON) into the database the server uses (DATA_DIR or DATABASE_URL/DATABASE_SCHEMA), with a progress
 // bar on a terminal and a progress line every few seconds otherwise (CI logs, `nohup`). The embedded database (PGlite)
 // is single-process: run this while the server is stopped, or POST through REST. On a database the server never
-// started on, it does what the first start does (migrations, first project, admin user, client application), so an
-// import can come first.
+// started on, an import into the default target does what the first start does (migrations, first project, admin
+// user, client application), so an import can come first.
 import cliProgress from 'cli-progress';
 import pino from 'pino';
 import { loadConfig } from '../config.js';
@@ -103,8 +103,10 @@ async function main(argv: string[]): Promise<void> {
   });
   const progress = progressReporter(process.stderr);
   try {
-    // What the server's first start does, so that an import can come first (a no-op once a project exists).
-    await bootstrap(db, config, pino({ level: 'warn' }, pino.destination(2)));
+    // The default target is the first project: on a database the server never started on, create it as the first
+    // start does (a no-op once a project exists), with the ADMIN_*/CLIENT_* of this command's environment. Not for
+    // --shared or --project: those need no first project, and the server's first start then uses its own settings.
+    if (!shared && !project) await bootstrap(db, config, pino({ level: 'warn' }, pino.destination(2)));
     const projectId = await resolveImportProject(db, { project, shared });
     const result = await importFiles(db, files, projectId, {
       onResourceStart: progress.onResourceStart,
