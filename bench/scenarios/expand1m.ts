@@ -118,9 +118,9 @@ async function eachOnce(urls: string[], token: string, concurrency: number): Pro
   };
 }
 
-function loopNote(r: LoopResult): string {
+function loopNote(r: LoopResult, concurrency: number): string {
   return (
-    `${r.ok}/${r.n} distinct filters, each sent once, ${CONCURRENCY} at a time: p50 ${fmt(r.p50, 2)} ` +
+    `${r.ok}/${r.n} distinct filters, each sent once, ${concurrency} at a time: p50 ${fmt(r.p50, 2)} ` +
     `p95 ${fmt(r.p95, 2)} p99 ${fmt(r.p99, 2)} ms, ${fmt(r.rps)} req/s; statuses ${JSON.stringify(r.statuses)}`
   );
 }
@@ -135,8 +135,10 @@ export async function expand1mScenario(
   const expected = JSON.parse(fs.readFileSync(path.join(dataDir, 'expected.json'), 'utf8')) as Expected;
   const csFile = path.join(dataDir, 'CodeSystem-synthetic-bench.json');
   const vsFile = path.join(dataDir, 'ValueSet-synthetic-bench-all.json');
-  const ownData = db.kind === 'pglite' ? freshDataDir() : undefined;
-  const sdb: ServerDb = ownData ? { ...db, dataDir: ownData } : db;
+  // One data folder for every start and the import, as on a real instance (on PostgreSQL it holds only the index
+  // files).
+  const ownData = freshDataDir();
+  const sdb: ServerDb = { ...db, dataDir: ownData };
   // The server creates the database, the admin and its project; the embedded database is single-process, so it
   // is stopped for the import, as a user would.
   let server: Proc = await startFhirServer('A', sdb, { LOAD_CORE_TERMINOLOGY: 'false' });
@@ -146,7 +148,7 @@ export async function expand1mScenario(
     LOG_LEVEL: 'warn',
     DATABASE_URL: db.kind === 'postgres' ? db.databaseUrl : undefined,
     DATABASE_SCHEMA: db.kind === 'postgres' ? db.schema : undefined,
-    DATA_DIR: ownData ?? freshDataDir(),
+    DATA_DIR: ownData,
   };
   try {
     process.stderr.write(`  ${db.kind} ${SECTION}: npm run import (1M) ...`);
@@ -218,19 +220,34 @@ export async function expand1mScenario(
     const { one, two } = filterLists(words);
     const url = (f: string) => `${base}&filter=${encodeURIComponent(f)}&count=20`;
     const loops: Array<[string, string[]]> = [
-      ['new one-word filters (each once) count=20', one],
-      ['new two-word filters (each once) count=20', two],
+      ['new one-word filters count=20', one],
+      ['new two-word filters count=20', two],
     ];
     for (const [name, list] of loops) {
-      process.stderr.write(`  ${db.kind} ${SECTION}: ${name} ...`);
-      const r = await eachOnce(list.map(url), token, CONCURRENCY);
-      process.stderr.write(` p50 ${fmt(r.p50, 2)} p95 ${fmt(r.p95, 2)} p99 ${fmt(r.p99, 2)} ms\n`);
-      bench.add({ section: SECTION, name, status: r.ok === r.n ? 'ok' : 'error', note: loopNote(r) });
-      bench.goal(
-        `$expand 1M ${name}: p50 < 2 ms, p95 < 5 ms`,
-        `p50 ${fmt(r.p50, 2)}, p95 ${fmt(r.p95, 2)}, p99 ${fmt(r.p99, 2)} ms`,
-        r.p50 < 2 && r.p95 < 5 ? 'PASS' : 'FAIL',
-      );
+      // A part of each list one at a time (the server's own time per new filter, what one typist sees), the rest
+      // 16 at a time (many typists); every filter is sent once, so none is answered from the result cache.
+      const seq = list.slice(0, 200);
+      const conc = list.slice(200);
+      for (const [c, part] of [
+        [1, seq],
+        [CONCURRENCY, conc],
+      ] as const) {
+        const label = `${name} @${c}`;
+        process.stderr.write(`  ${db.kind} ${SECTION}: ${label} ...`);
+        const r = await eachOnce(part.map(url), token, c);
+        process.stderr.write(` p50 ${fmt(r.p50, 2)} p95 ${fmt(r.p95, 2)} p99 ${fmt(r.p99, 2)} ms\n`);
+        bench.add({
+          section: SECTION,
+          name: label,
+          status: r.ok === r.n ? 'ok' : 'error',
+          note: loopNote(r, c),
+        });
+        bench.goal(
+          `$expand 1M ${label}: p50 < 2 ms, p95 < 5 ms`,
+          `p50 ${fmt(r.p50, 2)}, p95 ${fmt(r.p95, 2)}, p99 ${fmt(r.p99, 2)} ms`,
+          r.p50 < 2 && r.p95 < 5 ? 'PASS' : 'FAIL',
+        );
+      }
     }
     const headers = { authorization: `Bearer ${token}` };
     const exact = await bench.load(SECTION, 'filter=C054321 (exact code) count=20', {
@@ -293,8 +310,7 @@ export async function expand1mScenario(
     );
   } finally {
     await server.stop();
-    if (ownData) fs.rmSync(ownData, { recursive: true, force: true });
-    else if (env.DATA_DIR) fs.rmSync(env.DATA_DIR, { recursive: true, force: true });
+    fs.rmSync(ownData, { recursive: true, force: true });
   }
 }
 

@@ -305,10 +305,36 @@ export class CodeSystemIndex {
     );
     if (others.length === 0) return base;
     const out = scratchInt32(SLOT_INTERSECT, base.length);
-    let n = 0;
-    for (let j = 0; j < base.length; j++) {
-      const ord = base[j];
-      if (this.conceptHasAll(ord, others)) out[n++] = ord;
+    let cand: Int32Array = base;
+    let n = base.length;
+    others.sort((a, b) => this.postingCount(a) - this.postingCount(b));
+    for (const r of others) {
+      const start = this.postOff[r.lo];
+      const end = this.postOff[r.hi];
+      let m = 0;
+      if (end - start <= 8 * n) {
+        // A bitmap of the range's concepts (sequential reads, 1 bit per concept) tested per candidate: far fewer
+        // cache misses than reading every candidate's words.
+        const words = (this.size + 31) >>> 5;
+        if (bitsScratch.length < words) bitsScratch = new Uint32Array(words);
+        const bits = bitsScratch;
+        const post = this.post;
+        for (let k = start; k < end; k++) bits[post[k] >>> 5] |= 1 << (post[k] & 31);
+        for (let j = 0; j < n; j++) {
+          const ord = cand[j];
+          if ((bits[ord >>> 5] & (1 << (ord & 31))) !== 0) out[m++] = ord;
+        }
+        for (let k = start; k < end; k++) bits[post[k] >>> 5] = 0;
+      } else {
+        const one = [r];
+        for (let j = 0; j < n; j++) {
+          const ord = cand[j];
+          if (this.conceptHasAll(ord, one)) out[m++] = ord;
+        }
+      }
+      cand = out;
+      n = m;
+      if (n === 0) break;
     }
     return out.subarray(0, n);
   }
@@ -350,7 +376,8 @@ export class CodeSystemIndex {
     const end = this.postOff[r.hi];
     if (r.hi - r.lo === 1) return this.post.subarray(start, end);
     const total = end - start;
-    if (total * 16 < this.size) {
+    // Sorting costs ~total log total; a bitmap costs a scan of size/32 words: sort only small unions.
+    if (total < 2048 || total * 4 < this.size >>> 5) {
       const arr = scratchInt32(SLOT_UNION, total).subarray(0, total);
       arr.set(this.post.subarray(start, end));
       arr.sort();
