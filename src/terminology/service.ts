@@ -379,7 +379,7 @@ export class TerminologyService {
       lastId = rows[rows.length - 1].id;
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    const index = builder.finish();
+    const index = await builder.finishAsync();
     if (index.size >= MIN_FILE_CONCEPTS) {
       this.logger.info(
         { codeSystem: ref.resource.url, concepts: index.size, ms: Date.now() - started },

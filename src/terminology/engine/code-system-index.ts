@@ -194,8 +194,7 @@ export class CodeSystemIndex {
   }
 
   private readonly codeMatches = (row: number, key: string): boolean => this.codeCol.equals(row, key);
-  private readonly lowerMatches = (row: number, key: string): boolean =>
-    this.codeCol.get(row)!.toLowerCase() === key;
+  private readonly lowerMatches = (row: number, key: string): boolean => this.codeCol.equalsLower(row, key);
 
   /** Ordinal of a code typed by a user: exact when the system is case-sensitive, else case-insensitive. */
   lookupCode(code: string): number {
@@ -662,6 +661,29 @@ export class CodeSystemIndexBuilder {
 
   /** The index (the builder must not be used afterwards). */
   finish(): CodeSystemIndex {
+    const steps = this.steps();
+    let r = steps.next();
+    while (!r.done) r = steps.next();
+    return r.value;
+  }
+
+  /** finish(), giving the event loop a turn every ~10 ms (a million concepts take about a second to finish). */
+  async finishAsync(): Promise<CodeSystemIndex> {
+    const steps = this.steps();
+    let sliceStart = performance.now();
+    let r = steps.next();
+    while (!r.done) {
+      if (performance.now() - sliceStart > 10) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+      r = steps.next();
+    }
+    return r.value;
+  }
+
+  /** The work of finish(), yielding (no value) every 64k items so that it can be spread over event-loop turns. */
+  private *steps(): Generator<void, CodeSystemIndex> {
     const n = this.n;
     const codes = this.codes.done();
     const slots = this.slots;
@@ -676,6 +698,7 @@ export class CodeSystemIndexBuilder {
     const childCount = new Int32Array(n);
     for (let i = 0; i < n; i++) {
       const from = pList.n;
+      if ((i & 0x3fff) === 0x3fff) yield;
       for (let k = rawOff[i]; k < rawOff[i + 1]; k++) {
         let p = raw[k];
         if (p < 0) p = codeHash.find(this.pendingParents[-p - 1], codeMatches);
@@ -694,6 +717,7 @@ export class CodeSystemIndexBuilder {
     const cIdx = new Int32Array(parentIdx.length);
     const cFill = cOff.slice(0, n);
     for (let i = 0; i < n; i++) {
+      if ((i & 0x3fff) === 0x3fff) yield;
       for (let k = pOff[i]; k < pOff[i + 1]; k++) cIdx[cFill[parentIdx[k]]++] = i;
     }
 
@@ -704,13 +728,17 @@ export class CodeSystemIndexBuilder {
     order.forEach((tmpId, sortedId) => (remap[tmpId] = sortedId));
     const words = order.map((i) => tmpWords[i]);
     const tok = this.tok.done();
-    for (let i = 0; i < tok.length; i++) tok[i] = remap[tok[i]];
+    for (let i = 0; i < tok.length; i++) {
+      if ((i & 0x3ffff) === 0x3ffff) yield;
+      tok[i] = remap[tok[i]];
+    }
     const tokOff = this.tokOff.done();
     const dispTokCount = this.dispCounts.done();
     const nw = words.length;
     const counts = new Int32Array(nw);
     const last = new Int32Array(nw).fill(-1);
     for (let i = 0; i < n; i++) {
+      if ((i & 0x3fff) === 0x3fff) yield;
       for (let k = tokOff[i]; k < tokOff[i + 1]; k++) {
         const w = tok[k];
         if (last[w] !== i) {
@@ -725,6 +753,7 @@ export class CodeSystemIndexBuilder {
     const fill = postOff.slice(0, nw);
     last.fill(-1);
     for (let i = 0; i < n; i++) {
+      if ((i & 0x3fff) === 0x3fff) yield;
       for (let k = tokOff[i]; k < tokOff[i + 1]; k++) {
         const w = tok[k];
         if (last[w] !== i) {
@@ -742,21 +771,26 @@ export class CodeSystemIndexBuilder {
     const ffill = firstOff.slice(0, nw);
     for (let i = 0; i < n; i++) if (dispTokCount[i] > 0) firstPost[ffill[tok[tokOff[i]]]++] = i;
 
-    const { wordStart, prefixCount } = prefixCounts(words, n, tok, tokOff);
+    yield;
+    const { wordStart, prefixCount } = yield* prefixCounts(words, n, tok, tokOff);
 
     let lowerSlots: Int32Array | undefined;
     if (this.meta.caseSensitive !== true) {
       lowerSlots = new Int32Array(hashCapacity(n));
       const lowerHash = new RowHash(lowerSlots);
       for (let i = 0; i < n; i++) {
-        lowerHash.insert(codes.get(i)!.toLowerCase(), i, (row, key) => codes.get(row)!.toLowerCase() === key);
+        if ((i & 0x3fff) === 0x3fff) yield;
+        // Same key as lookupCode's code.toLowerCase(), without making a string per concept (ASCII codes).
+        lowerHash.insertHashed(codes.hashLower(i), i, (row) => sameLower(codes, row, i));
       }
     }
 
+    const displays = this.displays.done();
+    yield;
     return new CodeSystemIndex(this.meta, {
       size: n,
       codes,
-      displays: this.displays.done(),
+      displays,
       codeSlots: slots,
       lowerSlots,
       flags: this.flags.done(),
@@ -782,6 +816,11 @@ export class CodeSystemIndexBuilder {
   }
 }
 
+/** True when rows a and b of the column are equal ignoring case (toLowerCase). */
+function sameLower(col: StringColumn, a: number, b: number): boolean {
+  return col.hashLower(a) === col.hashLower(b) && col.equalsLower(a, col.get(b)!.toLowerCase());
+}
+
 function commonPrefix(a: string, b: string): number {
   const m = Math.min(a.length, b.length);
   let i = 0;
@@ -794,12 +833,12 @@ function commonPrefix(a: string, b: string): number {
  * once): a concept's distinct words in dictionary order add one to each prefix of a word longer than what it
  * shares with the previous word (the prefixes shorter than that were counted with the previous word).
  */
-function prefixCounts(
+function* prefixCounts(
   words: string[],
   n: number,
   tok: Int32Array,
   tokOff: Int32Array,
-): { wordStart: Int32Array; prefixCount: Int32Array } {
+): Generator<void, { wordStart: Int32Array; prefixCount: Int32Array }> {
   const nw = words.length;
   const wordStart = new Int32Array(nw + 1);
   for (let w = 0; w < nw; w++) wordStart[w + 1] = wordStart[w] + words[w].length;
@@ -814,6 +853,7 @@ function prefixCounts(
   const prefixCount = new Int32Array(wordStart[nw]);
   const ids: number[] = [];
   for (let i = 0; i < n; i++) {
+    if ((i & 0x3fff) === 0x3fff) yield;
     const from = tokOff[i];
     const to = tokOff[i + 1];
     if (from === to) continue;

@@ -146,6 +146,32 @@ export class StringColumn {
     return true;
   }
 
+  /** hashString(get(i).toLowerCase()), without making strings for an ASCII column. */
+  hashLower(i: number): number {
+    if (!this.ascii) return hashString(this.get(i)!.toLowerCase());
+    const bytes = this.bytes;
+    let h = 0x811c9dc5;
+    for (let k = this.off[i]; k < this.off[i + 1]; k++) {
+      const c = bytes[k];
+      h ^= c >= 65 && c <= 90 ? c + 32 : c;
+      h = Math.imul(h, 0x01000193);
+    }
+    return h >>> 0;
+  }
+
+  /** get(i).toLowerCase() === key, without making strings for an ASCII column. */
+  equalsLower(i: number, key: string): boolean {
+    if (!this.ascii) return this.get(i)!.toLowerCase() === key;
+    const a = this.off[i];
+    if (this.off[i + 1] - a !== key.length) return false;
+    const bytes = this.bytes;
+    for (let k = 0; k < key.length; k++) {
+      const c = bytes[a + k];
+      if ((c >= 65 && c <= 90 ? c + 32 : c) !== key.charCodeAt(k)) return false;
+    }
+    return true;
+  }
+
   byteLength(): number {
     return this.bytes.byteLength + this.off.byteLength + this.present.byteLength;
   }
@@ -213,6 +239,22 @@ export class RowHash {
       const v = slots[i];
       if (v === 0) return -1;
       if (matches(v - 1, key)) return v - 1;
+      i = (i + 1) & mask;
+    }
+  }
+
+  /** Adds row under key (of hash `h`, see hashString) unless the key is present; returns the row it maps to. */
+  insertHashed(h: number, row: number, matches: (row: number) => boolean): number {
+    const slots = this.slots;
+    const mask = slots.length - 1;
+    let i = h & mask;
+    for (;;) {
+      const v = slots[i];
+      if (v === 0) {
+        slots[i] = row + 1;
+        return row;
+      }
+      if (matches(v - 1)) return v - 1;
       i = (i + 1) & mask;
     }
   }
