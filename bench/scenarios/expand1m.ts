@@ -142,6 +142,11 @@ export async function expand1mScenario(
   // The server creates the database, the admin and its project; the embedded database is single-process, so it
   // is stopped for the import, as a user would.
   let server: Proc = await startFhirServer('A', sdb, { LOAD_CORE_TERMINOLOGY: 'false' });
+  await signIn(server.base);
+  await new Promise((r) => setTimeout(r, 1000));
+  // The baseline for "RSS added by the index": the same server, signed in, before the code system exists (after
+  // the import, the index is read back in the background right at start, so the RSS at start already holds it).
+  const rssBaseline = server.rssMiB() ?? 0;
   await server.stop();
   const env: Record<string, string | undefined> = {
     ...process.env,
@@ -296,12 +301,14 @@ export async function expand1mScenario(
       section: SECTION,
       name: 'server RSS added by the index',
       status: 'ok',
-      note: `settled +${settled - rssStart} MiB (${settled} MiB after the loads vs ${rssStart} at start), peak +${peak - rssStart} MiB (VmHWM ${peak} MiB)`,
+      note:
+        `settled +${settled - rssBaseline} MiB (${settled} MiB after the loads vs ${rssBaseline} MiB before the ` +
+        `import; ${rssStart} MiB at the restart), peak +${peak - rssBaseline} MiB (VmHWM ${peak} MiB)`,
     });
     bench.goal(
       'index RSS (1M): <= +200 MB settled, peak <= +300 MB',
-      `settled +${settled - rssStart} MiB, peak +${peak - rssStart} MiB`,
-      settled - rssStart <= 200 && peak - rssStart <= 300 ? 'PASS' : 'FAIL',
+      `settled +${settled - rssBaseline} MiB, peak +${peak - rssBaseline} MiB`,
+      settled - rssBaseline <= 200 && peak - rssBaseline <= 300 ? 'PASS' : 'FAIL',
     );
     await server.stop();
 
