@@ -14,6 +14,7 @@ import { freshDataDir, ROOT, startCeiling, startFhirServer, type Proc, type Serv
 import { fmt, formatGoals, formatTable, machineInfo, type Goal, type Row } from './lib/report.js';
 import { botScenarios } from './scenarios/bots.js';
 import { expandScenarios } from './scenarios/expand.js';
+import { expand1mScenario, vocabulary } from './scenarios/expand1m.js';
 import { revocationUnderLoad, type RevocationResult } from './scenarios/revocation.js';
 
 const quick = process.argv.includes('--quick');
@@ -21,6 +22,9 @@ const onlyArg = process.argv.find((a) => a.startsWith('--only='));
 /** `--only=auth,revocation,expand,bots` runs a subset (for working on one scenario); default: all. */
 const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',')) : undefined;
 const want = (section: string) => !only || only.has(section);
+/** The 1M-concept scenario (minutes: generation, import, restarts) runs only when asked: `--1m` or `--only=expand1m`. */
+const want1m = process.argv.includes('--1m') || only?.has('expand1m') === true;
+const needServer = !only || [...only].some((s) => s !== 'expand1m');
 const CONNECTIONS = 16;
 const plan: LoadPlan = quick
   ? { warmupSec: 0.4, durationSec: 0.8, repeats: 3 }
@@ -247,9 +251,31 @@ async function main(): Promise<void> {
       schema: `bench_${crypto.randomBytes(5).toString('hex')}`,
     });
   let ranOne = false;
+  // 1,000,000 concepts (issue 14): 1000 parents x 999 children, the same generator.
+  let data1m: string | undefined;
+  let words: string[] = [];
+  if (want1m) {
+    data1m = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cs1m-'));
+    process.stderr.write('generating 1M concepts ...\n');
+    const g = spawnSync(process.execPath, [GENERATOR, '--out', data1m, '--parents', '1000'], {
+      encoding: 'utf8',
+    });
+    if (g.status !== 0) throw new Error(`generator (1M) failed: ${g.stderr}`);
+    words = vocabulary(data1m);
+  }
   for (const db of dbs) {
     try {
-      await runDatabase(bench, db, dataDir, info);
+      if (needServer) await runDatabase(bench, db, dataDir, info);
+      if (data1m) {
+        bench.db = db.kind;
+        const db1m: ServerDb =
+          db.kind === 'postgres' ? { ...db, schema: `bench1m_${crypto.randomBytes(5).toString('hex')}` } : db;
+        try {
+          await expand1mScenario(bench, db1m, data1m, words);
+        } finally {
+          if (db1m.kind === 'postgres' && db1m.schema) await dropSchema(db1m.databaseUrl!, db1m.schema);
+        }
+      }
       ranOne = true;
     } catch (err) {
       process.stderr.write(`${db.kind}: could not run: ${String(err)}\n`);
@@ -259,6 +285,7 @@ async function main(): Promise<void> {
     }
   }
   fs.rmSync(dataDir, { recursive: true, force: true });
+  if (data1m) fs.rmSync(data1m, { recursive: true, force: true });
   await expressCeiling?.stop();
 
   const table = formatTable(bench.rows);

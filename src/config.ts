@@ -46,6 +46,8 @@ export interface Config {
   expandRegexBudgetMs: number;
   /** Load the FHIR R4 core CodeSystems and ValueSets at start. */
   loadCoreTerminology: boolean;
+  /** Memory budget of the code system indexes held in memory, in MiB (least recently resolved dropped beyond). */
+  terminologyIndexBudgetMb: number;
   /** Allow bots' fetch() to reach loopback/private addresses (off by default). */
   botFetchAllowPrivate: boolean;
   /** Max bytes of console output kept per bot execution. */
@@ -181,6 +183,7 @@ export function loadConfig(overrides: Partial<Config> = {}): Config {
     expandRegexMaxLength: int('EXPAND_REGEX_MAX_LENGTH', 1000),
     expandRegexBudgetMs: int('EXPAND_REGEX_BUDGET_MS', 2000),
     loadCoreTerminology: bool('LOAD_CORE_TERMINOLOGY', true),
+    terminologyIndexBudgetMb: int('TERMINOLOGY_INDEX_BUDGET_MB', 1024),
     botFetchAllowPrivate: bool('BOT_FETCH_ALLOW_PRIVATE', false),
     botLogLimit: int('BOT_LOG_LIMIT', 64 * 1024),
     botJobRunner: bool('BOT_JOB_RUNNER', true),

@@ -1,4 +1,5 @@
 // Composition root: opens the database, builds the services and the HTTP server. Used by main.ts and the tests.
+import path from 'node:path';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -63,7 +64,11 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
     auth,
     fhir: new ResourceRegistry(),
     bots: new BotService(db, config, logger),
-    terminology: new TerminologyService(db, logger, expandLimitsOf(config)),
+    terminology: new TerminologyService(db, logger, expandLimitsOf(config), {
+      // Index files beside the data (read back after a restart); tests on an in-memory database keep none.
+      indexDir: opts.inMemory ? undefined : path.join(config.dataDir, 'terminology-index'),
+      indexBudgetBytes: config.terminologyIndexBudgetMb * 1024 * 1024,
+    }),
     instanceId: crypto.randomUUID(),
   };
   services.fhir.register('Bot', services.bots.store);

@@ -144,7 +144,8 @@ export async function startFhirServer(
   if (db.kind === 'postgres') {
     env.DATABASE_URL = db.databaseUrl;
     env.DATABASE_SCHEMA = db.schema;
-    env.DATA_DIR = ownedDir = freshDataDir();
+    // A given folder is the caller's (kept across restarts); else a fresh one, removed on stop.
+    env.DATA_DIR = db.dataDir ?? (ownedDir = freshDataDir());
   } else {
     env.DATA_DIR = db.dataDir;
   }

@@ -5,13 +5,17 @@
 // no streaming JSON parser is installed); a single resource file is parsed whole, then a CodeSystem's concept tree
 // is flattened and dropped before its rows are inserted in batches.
 import fs from 'node:fs';
+import path from 'node:path';
 import readline from 'node:readline';
+import { loadConfig } from '../config.js';
 import type { Database } from '../db/database.js';
 import { ApiError } from '../graphql/errors.js';
-import { flattenCodeSystemConcepts } from './engine/flatten.js';
+import { CodeSystemIndex } from './engine/code-system-index.js';
+import { codeSystemMetaOf, flattenCodeSystemConcepts } from './engine/flatten.js';
+import { writeIndexFile } from './engine/index-file.js';
 import type { CodeSystemResource, ConceptInput } from './engine/types.js';
 import { saveResource, validateCodeSystem, validateValueSet, type TerminologyType } from './repository.js';
-import { CHANGED_CHANNEL } from './service.js';
+import { CHANGED_CHANNEL, indexFileOf, indexStamp } from './service.js';
 
 export interface ImportProgress {
   /** A resource is about to be written (concepts: its concept count, 0 for a ValueSet). */
@@ -19,6 +23,13 @@ export interface ImportProgress {
   /** Concepts of the current resource written so far. */
   onConcepts?(done: number): void;
   onResourceDone?(result: ImportedResource): void;
+}
+
+export interface ImportOptions {
+  /** Where the server keeps index files (default: DATA_DIR/terminology-index of the configuration): a CodeSystem
+   * of 10,000 concepts or more gets its index written there, so the server's first request after the import does
+   * not build it. */
+  indexDir?: string;
 }
 
 export interface ImportedResource {
@@ -186,6 +197,7 @@ export async function importFiles(
   files: string[],
   projectId: string | null,
   progress: ImportProgress = {},
+  options: ImportOptions = { indexDir: path.join(loadConfig().dataDir, 'terminology-index') },
 ): Promise<ImportResult> {
   const result: ImportResult = { resources: [], skipped: [] };
   try {
@@ -198,7 +210,7 @@ export async function importFiles(
           continue;
         }
         try {
-          result.resources.push(await importOne(db, type, r!, projectId, progress));
+          result.resources.push(await importOne(db, type, r!, projectId, progress, options));
         } catch (err) {
           if (!(err instanceof ApiError)) throw err;
           result.skipped.push({ where, reason: err.message });
@@ -218,6 +230,7 @@ async function importOne(
   resource: Record<string, unknown>,
   projectId: string | null,
   progress: ImportProgress,
+  options: ImportOptions,
 ): Promise<ImportedResource> {
   let concepts: ConceptInput[] | undefined;
   if (type === 'CodeSystem') {
@@ -237,6 +250,15 @@ async function importOne(
       onProgress: progress.onConcepts,
     }),
   );
+  if (concepts && concepts.length >= 10_000 && options.indexDir) {
+    await writeImportedIndex(
+      db,
+      options.indexDir,
+      saved.id,
+      resource as unknown as CodeSystemResource,
+      concepts,
+    );
+  }
   const done: ImportedResource = {
     type,
     id: saved.id,
@@ -247,4 +269,22 @@ async function importOne(
   };
   progress.onResourceDone?.(done);
   return done;
+}
+
+/** Builds the index of an imported CodeSystem from the concepts in hand and writes the server's index file. */
+async function writeImportedIndex(
+  db: Database,
+  dir: string,
+  id: string,
+  resource: CodeSystemResource,
+  concepts: ConceptInput[],
+): Promise<void> {
+  const [row] = await db.sql<{ versionId: number; lastUpdated: string }>(
+    `SELECT "versionId", to_char("updatedAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastUpdated"
+     FROM "CodeSystem" WHERE id = $1::uuid`,
+    [id],
+  );
+  if (!row) return;
+  const index = CodeSystemIndex.build(codeSystemMetaOf(resource, id, row.versionId), concepts);
+  await writeIndexFile(indexFileOf(dir, id), index, indexStamp(id, row.versionId, row.lastUpdated));
 }

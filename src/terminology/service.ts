@@ -5,7 +5,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest, notFound, type IssueCode } from '../graphql/errors.js';
-import { CodeSystemIndex } from './engine/code-system-index.js';
+import path from 'node:path';
+import { CodeSystemIndexBuilder, type CodeSystemIndex } from './engine/code-system-index.js';
+import { readIndexFile, writeIndexFile } from './engine/index-file.js';
 import { TerminologyError } from './engine/errors.js';
 import { ExpansionEngine } from './engine/expand.js';
 import { codeSystemMetaOf } from './engine/flatten.js';
@@ -36,7 +38,41 @@ export interface ExpandTarget {
 interface CodeSystemRef {
   id: string;
   versionId: number;
+  lastUpdated?: string;
   resource: CodeSystemResource;
+}
+
+/** Where indexes are kept and how much memory they may take. */
+export interface TerminologyServiceOptions {
+  /** A folder for index files (DATA_DIR/terminology-index): an index is read back from there after a restart
+   * instead of being rebuilt from the database. None: always built from the database. */
+  indexDir?: string;
+  /** Memory budget of the code system indexes held (bytes): beyond it the least recently resolved ones are
+   * dropped (and rebuilt or read back from their file when next used). Default 1 GiB. */
+  indexBudgetBytes?: number;
+  /** Code systems with at least this many concepts are indexed in the background at start (and get an index
+   * file). Default 50,000. */
+  warmMinConcepts?: number;
+}
+
+/** Rows read per query while building an index from the database (the event loop gets a turn between batches). */
+const BUILD_BATCH = 20_000;
+/** Smaller code systems build in a few milliseconds: no file for them. */
+const MIN_FILE_CONCEPTS = 10_000;
+
+/** An index file's name for a CodeSystem row, and the stamp that says which stored version it holds. */
+export function indexFileOf(dir: string, id: string): string {
+  return path.join(dir, `${id}.csix`);
+}
+export function indexStamp(id: string, versionId: number, lastUpdated: string | undefined): string {
+  return `${id}/${versionId}/${lastUpdated ?? ''}`;
+}
+
+interface IndexEntry {
+  versionId: number;
+  index: Promise<CodeSystemIndex>;
+  bytes: number;
+  lastUse: number;
 }
 
 const NONE = null;
@@ -49,7 +85,8 @@ export class TerminologyService {
   private valueSetsById = new Map<string, ValueSetResource | null>();
   private codeSystems = new Map<string, CodeSystemRef | null>();
   /** CodeSystem row id -> index of one versionId (built once, shared by every project that sees it). */
-  private indexes = new Map<string, { versionId: number; index: Promise<CodeSystemIndex> }>();
+  private indexes = new Map<string, IndexEntry>();
+  private indexUse = 0;
   private resolvers = new Map<string, Resolver>();
   /** Bumped on every invalidation: a lookup that started before one must not fill the cache after it. */
   private generation = 0;
@@ -58,12 +95,45 @@ export class TerminologyService {
     readonly db: Database,
     private readonly logger: Logger,
     private readonly limits: ExpandLimits,
+    private readonly opts: TerminologyServiceOptions = {},
   ) {}
 
-  /** Subscribes to change notifications (call once at start). */
+  /** Subscribes to change notifications (call once at start), then indexes large code systems in the background. */
   async start(): Promise<void> {
     await this.db.listen(CHANGED_CHANNEL, (payload) => this.invalidate(payload));
     this.db.onReset(() => this.clearAll());
+    this.warming = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.warm())
+      .catch((err: unknown) => this.logger.warn({ err }, 'could not index code systems at start'));
+  }
+
+  /** The background indexing started by start() (tests wait for it). */
+  warming: Promise<void> = Promise.resolve();
+
+  /**
+   * Reads back (or builds) the indexes of the code systems with at least `warmMinConcepts` concepts, one at a
+   * time, largest budget first come first: the first request after a restart finds them ready. Building reads
+   * the rows in batches and yields between them, so requests keep being served meanwhile.
+   */
+  private async warm(): Promise<void> {
+    const min = this.opts.warmMinConcepts ?? 50_000;
+    // Ordinals run 0..n-1: a row at ordinal min-1 means at least min concepts (an index lookup, no count).
+    const rows = await this.db.sql<ResourceRow & Record<string, unknown>>(
+      `SELECT ${ROW_COLUMNS} FROM "CodeSystem" cs WHERE EXISTS
+         (SELECT 1 FROM "Concept" c WHERE c."codeSystemId" = cs.id AND c.ordinal >= $1)
+       ORDER BY "updatedAt" DESC`,
+      [min - 1],
+    );
+    let bytes = 0;
+    for (const row of rows) {
+      if (bytes >= this.budget()) break;
+      const index = await this.indexOf(refOf(row));
+      bytes += index.memoryEstimateBytes();
+    }
+  }
+
+  private budget(): number {
+    return this.opts.indexBudgetBytes ?? 1024 * 1024 * 1024;
   }
 
   /** Announces a change of a CodeSystem/ValueSet to every instance (this one included, synchronously first). */
@@ -208,13 +278,7 @@ export class TerminologyService {
     if (ref === undefined) {
       const gen = this.generation;
       const row = await this.selectByUrl('CodeSystem', projectId, url, version);
-      ref = row
-        ? {
-            id: row.id,
-            versionId: row.versionId,
-            resource: rowToResource('CodeSystem', row) as unknown as CodeSystemResource,
-          }
-        : NONE;
+      ref = row ? refOf(row) : NONE;
       if (gen === this.generation) this.codeSystems.set(key, ref);
     }
     if (!ref) return undefined;
@@ -223,15 +287,20 @@ export class TerminologyService {
 
   private indexOf(ref: CodeSystemRef): Promise<CodeSystemIndex> {
     const cached = this.indexes.get(ref.id);
-    if (cached && cached.versionId === ref.versionId) return cached.index;
+    if (cached && cached.versionId === ref.versionId) {
+      cached.lastUse = ++this.indexUse;
+      return cached.index;
+    }
     const gen = this.generation;
     const index = this.buildIndex(ref);
-    const entry = { versionId: ref.versionId, index };
+    const entry: IndexEntry = { versionId: ref.versionId, index, bytes: 0, lastUse: ++this.indexUse };
     this.indexes.set(ref.id, entry);
     index.then(
-      () => {
+      (idx) => {
         // Built from rows that may predate a change seen meanwhile: keep it only for this call.
         if (gen !== this.generation && this.indexes.get(ref.id) === entry) this.indexes.delete(ref.id);
+        entry.bytes = idx.memoryEstimateBytes();
+        this.evictOverBudget(entry);
       },
       () => {
         if (this.indexes.get(ref.id) === entry) this.indexes.delete(ref.id);
@@ -240,33 +309,99 @@ export class TerminologyService {
     return index;
   }
 
+  /** Drops the least recently resolved indexes (never `keep`) while the indexes held exceed the budget. */
+  private evictOverBudget(keep: IndexEntry): void {
+    const budget = this.budget();
+    let total = 0;
+    for (const e of this.indexes.values()) total += e.bytes;
+    while (total > budget) {
+      let oldest: [string, IndexEntry] | undefined;
+      for (const kv of this.indexes) {
+        if (kv[1] !== keep && kv[1].bytes > 0 && (!oldest || kv[1].lastUse < oldest[1].lastUse)) oldest = kv;
+      }
+      if (!oldest) return;
+      this.indexes.delete(oldest[0]);
+      total -= oldest[1].bytes;
+      // Cached memberships hold their indexes: drop them too, or the memory stays.
+      void oldest[1].index.then((idx) => this.engine.dropSource(idx));
+      this.logger.info(
+        { codeSystem: oldest[0], bytes: oldest[1].bytes },
+        'dropped a code system index (budget)',
+      );
+    }
+  }
+
   private async buildIndex(ref: CodeSystemRef): Promise<CodeSystemIndex> {
     const started = Date.now();
-    const rows = await this.db.sql<ConceptRowDb & Record<string, unknown>>(
-      // definition is not indexed: leaving it out makes the load of a big code system cheaper.
-      `SELECT code, display, parents, "notSelectable", inactive, status, designations, properties
-       FROM "Concept" WHERE "codeSystemId" = $1::uuid ORDER BY ordinal`,
-      [ref.id],
-    );
-    const concepts: ConceptInput[] = rows.map((r) => ({
-      code: r.code,
-      display: r.display,
-      parents: r.parents ?? [],
-      notSelectable: r.notSelectable,
-      inactive: r.inactive,
-      status: r.status,
-      designations: parseJson(r.designations) as ConceptInput['designations'],
-      properties: parseJson(r.properties) as ConceptInput['properties'],
-    }));
-    const index = CodeSystemIndex.build(codeSystemMetaOf(ref.resource, ref.id, ref.versionId), concepts);
-    if (rows.length >= 10_000) {
+    const meta = codeSystemMetaOf(ref.resource, ref.id, ref.versionId);
+    const stamp = indexStamp(ref.id, ref.versionId, ref.lastUpdated);
+    const file = this.opts.indexDir ? indexFileOf(this.opts.indexDir, ref.id) : undefined;
+    if (file) {
+      const read = await readIndexFile(file, stamp, meta);
+      if (read) {
+        if (read.size >= MIN_FILE_CONCEPTS) {
+          this.logger.info(
+            { codeSystem: ref.resource.url, concepts: read.size, ms: Date.now() - started },
+            'read code system index file',
+          );
+        }
+        return read;
+      }
+    }
+    // Rows in batches (keyset on ordinal, id): never a million row objects at once, and a turn for other
+    // requests between batches.
+    const builder = new CodeSystemIndexBuilder(meta);
+    let lastOrdinal = -1;
+    let lastId = '0';
+    for (;;) {
+      const rows = await this.db.sql<ConceptRowDb & Record<string, unknown>>(
+        // definition is not indexed: leaving it out makes the load of a big code system cheaper.
+        `SELECT id::text AS id, ordinal, code, display, parents, "notSelectable", inactive, status, designations,
+           properties
+         FROM "Concept" WHERE "codeSystemId" = $1::uuid AND (ordinal, id) > ($2::int, $3::bigint)
+         ORDER BY ordinal, id LIMIT ${BUILD_BATCH}`,
+        [ref.id, lastOrdinal, lastId],
+      );
+      for (const r of rows) {
+        builder.add({
+          code: r.code,
+          display: r.display,
+          parents: r.parents ?? [],
+          notSelectable: r.notSelectable,
+          inactive: r.inactive,
+          status: r.status,
+          designations: parseJson(r.designations) as ConceptInput['designations'],
+          properties: parseJson(r.properties) as ConceptInput['properties'],
+        });
+      }
+      if (rows.length < BUILD_BATCH) break;
+      lastOrdinal = rows[rows.length - 1].ordinal;
+      lastId = rows[rows.length - 1].id;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    const index = await builder.finishAsync();
+    if (index.size >= MIN_FILE_CONCEPTS) {
       this.logger.info(
-        { codeSystem: ref.resource.url, concepts: rows.length, ms: Date.now() - started },
+        { codeSystem: ref.resource.url, concepts: index.size, ms: Date.now() - started },
         'built code system index',
       );
+      if (file) {
+        writeIndexFile(file, index, stamp).catch((err: unknown) =>
+          this.logger.warn({ err, file }, 'could not write the code system index file'),
+        );
+      }
     }
     return index;
   }
+}
+
+function refOf(row: ResourceRow): CodeSystemRef {
+  return {
+    id: row.id,
+    versionId: row.versionId,
+    lastUpdated: row.lastUpdated,
+    resource: rowToResource('CodeSystem', row) as unknown as CodeSystemResource,
+  };
 }
 
 function valueSetKey(projectId: string, url: string, version: string | undefined): string {
@@ -274,6 +409,8 @@ function valueSetKey(projectId: string, url: string, version: string | undefined
 }
 
 interface ConceptRowDb {
+  id: string;
+  ordinal: number;
   code: string;
   display: string | null;
   parents: string[] | null;

@@ -1,5 +1,8 @@
 // Starts a real server for a test file: in-memory PGlite by default, or a fresh schema on TEST_DATABASE_URL.
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import { startServer, type RunningServer } from '../../src/server.js';
@@ -31,6 +34,9 @@ export async function startTestServer(
   opts: { config?: Partial<Config>; schema?: string; dataDir?: string } = {},
 ): Promise<TestServer> {
   const schema = onPostgres ? (opts.schema ?? newSchemaName()) : undefined;
+  // On PostgreSQL the data folder holds only index files: a temporary one, unless the test gives its own.
+  const tempDir =
+    onPostgres && !opts.dataDir ? fs.mkdtempSync(path.join(os.tmpdir(), 'fhir-test-data-')) : undefined;
   const running = await startServer({
     inMemory: !onPostgres && !opts.dataDir,
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
@@ -45,7 +51,7 @@ export async function startTestServer(
       databaseUrl: process.env.TEST_DATABASE_URL,
       databaseSchema: schema,
       loadCoreTerminology: false,
-      ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),
+      ...(opts.dataDir || tempDir ? { dataDir: opts.dataDir ?? tempDir } : {}),
       ...opts.config,
     },
   });
@@ -56,6 +62,7 @@ export async function startTestServer(
     schema,
     async close() {
       await running.close();
+      if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
     },
   };
 }

@@ -11,7 +11,7 @@ import {
 import { evaluateValueSet, valueSetIdentity, type ComposeContext } from './compose.js';
 import { statusWarnings } from './flatten.js';
 import { TerminologyError, invalid } from './errors.js';
-import { Membership, type EntryOverride } from './membership.js';
+import { Membership, type EntryOverride, type FilterResult } from './membership.js';
 import { tokenize } from './normalize.js';
 import type {
   Designation,
@@ -31,7 +31,7 @@ export interface ExpansionEngineOptions {
   maxCachedValueSets?: number;
 }
 
-interface PreparedFilter {
+export interface PreparedFilter {
   raw: string;
   /** The normalised words in order (for "display starts with the filter"). */
   words: string[];
@@ -62,6 +62,11 @@ export class ExpansionEngine {
   /** Drops every cached membership (e.g. on a database reset notification). */
   clear(): void {
     this.memberships.clear();
+  }
+
+  /** Drops the cached memberships drawn from an index (it is being released). */
+  dropSource(index: CodeSystemIndex): void {
+    for (const [k, c] of this.memberships) if (c.value?.sources.includes(index)) this.memberships.delete(k);
   }
 
   /** Approximate bytes held by cached memberships (settled ones). */
@@ -106,17 +111,22 @@ export class ExpansionEngine {
     const excludeMask = (req.activeOnly ? FLAG_INACTIVE : 0) | (req.excludeNotForUI ? FLAG_ABSTRACT : 0);
     const lang = req.displayLanguage || undefined;
     let positions: Int32Array | undefined;
+    let filteredTotal = -1;
     if (filter) {
+      // Only the entries up to the page's end are ranked (the total is exact either way).
+      const need = req.count === undefined ? Infinity : (req.offset ?? 0) + req.count;
       const key = `${excludeMask}\u0000${lang ?? ''}\u0000${filter.raw}`;
-      positions = m.cachedFilter(key);
-      if (!positions) {
-        positions = filterAndRank(m, filter, excludeMask, lang);
-        m.storeFilter(key, positions);
+      let found = m.cachedFilter(key);
+      if (!found || (!found.complete && found.positions.length < need)) {
+        found = filterPage(m, filter, excludeMask, lang, need);
+        m.storeFilter(key, found);
       }
+      positions = found.positions;
+      filteredTotal = found.total;
     } else if (excludeMask !== 0) {
       positions = m.positionsWithout(excludeMask);
     }
-    const total = positions ? positions.length : m.size;
+    const total = filteredTotal >= 0 ? filteredTotal : positions ? positions.length : m.size;
     if (req.count === undefined && total > limits.maxUnpaged) {
       throw new TerminologyError(
         422,
@@ -126,7 +136,10 @@ export class ExpansionEngine {
       );
     }
     const offset = req.offset ?? 0;
-    const end = req.count === undefined ? total : Math.min(total, offset + req.count);
+    const end = Math.min(
+      req.count === undefined ? total : Math.min(total, offset + req.count),
+      positions ? (filteredTotal >= 0 ? positions.length : total) : total,
+    );
 
     // contains.version only for a system that contributes in several versions (else used-codesystem says it).
     const versioned = m.sources.length > 1 ? severalVersions(m) : NO_SOURCES_VERSIONED;
@@ -352,7 +365,8 @@ function canonicalMap(v: string | string[] | undefined, name: string): Map<strin
   return out;
 }
 
-function prepareFilter(filter: string | undefined, limits: ExpandLimits): PreparedFilter | undefined {
+/** The normalised form of a `filter` parameter (undefined when blank); 400 past the word limit. */
+export function prepareFilter(filter: string | undefined, limits: ExpandLimits): PreparedFilter | undefined {
   const raw = filter?.trim() ?? '';
   if (raw === '') return undefined;
   const words = tokenize(raw);
@@ -366,6 +380,114 @@ function prepareFilter(filter: string | undefined, limits: ExpandLimits): Prepar
     );
   }
   return { raw, words, distinct, joined: words.join(' ') };
+}
+
+/**
+ * The filter's exact total and its ranked positions up to `need` (the page's end). A value set that is a whole code
+ * system in its own order (the typeahead case: SNOMED, LOINC) takes a path whose cost does not grow with the
+ * number of matches: totals come from per-prefix counts or one pass over the rarest word's postings, the
+ * "display starts with the filter" class from postings by first display word, and only the page is ranked.
+ * Anything else (several systems, subsets, compose display overrides, flags to exclude, a display language with
+ * designations) ranks every match (filterAndRank). Both give the same order.
+ */
+export function filterPage(
+  m: Membership,
+  f: PreparedFilter,
+  excludeMask: number,
+  lang: string | undefined,
+  need: number,
+): FilterResult {
+  const src = m.sources[0];
+  if (
+    m.sources.length === 1 &&
+    m.overrides.size === 0 &&
+    f.distinct.length > 0 &&
+    (excludeMask & src.flagsUnion) === 0 &&
+    (lang === undefined || src.designations.size === 0) &&
+    m.isWholeSystemInOrder()
+  ) {
+    return wholeSystemPage(src, f, need);
+  }
+  const positions = filterAndRank(m, f, excludeMask, lang);
+  return { total: positions.length, positions, complete: true };
+}
+
+const NO_ORDINALS = new Int32Array(0);
+
+/** filterPage for a membership whose positions are the ordinals of one code system (see there). */
+function wholeSystemPage(src: CodeSystemIndex, f: PreparedFilter, need: number): FilterResult {
+  const codeOrd = src.lookupCode(f.raw);
+  const head = codeOrd >= 0 ? 1 : 0;
+  const ranges = f.distinct.map((w) => src.prefixRange(w));
+  if (ranges.some((r) => r.lo >= r.hi)) {
+    const positions = head ? Int32Array.of(codeOrd) : NO_ORDINALS;
+    return { total: head, positions, complete: true };
+  }
+  // "Starts with the filter": the display's first words equal the filter's words (in order, repeats included),
+  // and its next word starts with the filter's last word.
+  const nOrdered = f.words.length;
+  const lastRange = src.prefixRange(f.words[nOrdered - 1]);
+  const exactIds = new Int32Array(nOrdered - 1);
+  let rankable = true;
+  for (let i = 0; i < nOrdered - 1; i++) if ((exactIds[i] = src.wordId(f.words[i])) < 0) rankable = false;
+  const isStart = (ord: number): boolean =>
+    nOrdered === 1
+      ? src.firstWordIn(ord, lastRange)
+      : rankable && src.displayStartsWith(ord, exactIds, lastRange);
+
+  let startsTotal: number;
+  let starts: Int32Array;
+  if (nOrdered === 1) {
+    startsTotal = src.firstWordCount(lastRange) - (codeOrd >= 0 && isStart(codeOrd) ? 1 : 0);
+    starts = src.firstWordSmallest(lastRange, Math.min(need, startsTotal), codeOrd);
+  } else if (!rankable) {
+    startsTotal = 0;
+    starts = NO_ORDINALS;
+  } else {
+    const cands = src.firstWordPostings(exactIds[0]);
+    const keep: number[] = [];
+    startsTotal = 0;
+    for (let j = 0; j < cands.length; j++) {
+      const ord = cands[j];
+      if (ord === codeOrd || !src.displayStartsWith(ord, exactIds, lastRange)) continue;
+      startsTotal++;
+      if (keep.length < need) keep.push(ord);
+    }
+    starts = Int32Array.from(keep);
+  }
+
+  const restNeeded = need - head - startsTotal;
+  const rest: number[] = [];
+  let total: number;
+  if (f.distinct.length === 1) {
+    const codeMatches = codeOrd >= 0 && src.conceptHasAll(codeOrd, ranges);
+    total = src.prefixTotal(f.distinct[0]) + (codeOrd >= 0 && !codeMatches ? 1 : 0);
+    if (restNeeded > 0) {
+      const cands = src.rangeOrdinals(ranges[0]);
+      for (let j = 0; j < cands.length && rest.length < restNeeded; j++) {
+        const ord = cands[j];
+        if (ord !== codeOrd && !isStart(ord)) rest.push(ord);
+      }
+    }
+  } else {
+    const cands = src.matchRanges(ranges); // scratch: consumed here
+    let matched = 0;
+    for (let j = 0; j < cands.length; j++) {
+      const ord = cands[j];
+      if (ord === codeOrd) continue;
+      matched++;
+      if (rest.length < restNeeded && !isStart(ord)) rest.push(ord);
+    }
+    total = matched + head;
+  }
+
+  const len = Math.min(need, head + starts.length + rest.length);
+  const positions = new Int32Array(len);
+  let k = 0;
+  if (head && k < len) positions[k++] = codeOrd;
+  for (let j = 0; j < starts.length && k < len; j++) positions[k++] = starts[j];
+  for (let j = 0; j < rest.length && k < len; j++) positions[k++] = rest[j];
+  return { total, positions, complete: len === total };
 }
 
 /**
@@ -430,7 +552,7 @@ export function filterAndRank(
       if (hasOverrides && m.overrides.has(pos)) continue; // handled below
       let isStart: boolean;
       if (langMode && src.designations.has(ord)) {
-        const shown = pickDesignation(src.designations.get(ord), lang!)?.value ?? src.displays[ord] ?? '';
+        const shown = pickDesignation(src.designations.get(ord), lang!)?.value ?? src.display(ord) ?? '';
         isStart = tokenize(shown).join(' ').startsWith(f.joined);
       } else {
         isStart = rankable && src.displayStartsWith(ord, exactIds, lastRange);
@@ -463,7 +585,7 @@ export function filterAndRank(
           ? tokenize(langD.value).join(' ')
           : ov.display !== undefined
             ? ov.joined
-            : tokenize(src.displays[ord] ?? '').join(' ');
+            : tokenize(src.display(ord) ?? '').join(' ');
       if (shownJoined.startsWith(f.joined)) starts[nStarts++] = pos;
       else rest[nRest++] = pos;
       sortStarts = sortRest = true;
@@ -565,8 +687,8 @@ function entryOf(
   if ((flags & FLAG_ABSTRACT) !== 0) e.abstract = true;
   if ((flags & FLAG_INACTIVE) !== 0) e.inactive = true;
   if (src.version !== undefined && versioned[m.entSrc[pos]]) e.version = src.version;
-  e.code = src.codes[ord];
-  let display = ov?.display ?? src.displays[ord];
+  e.code = src.code(ord);
+  let display = ov?.display ?? src.display(ord);
   if (lang !== undefined) {
     const d = pickDesignation(ov?.designations, lang) ?? pickDesignation(src.designations.get(ord), lang);
     if (d) display = d.value;

@@ -63,7 +63,7 @@ export class EntrySet {
       if (pos >= 0 || (this.urlCount.get(src.url) ?? 0) < 2) return pos;
     }
     if (!this.urlCount.has(src.url)) return -1;
-    const code = src.codes[ord];
+    const code = src.code(ord);
     for (let j = 0; j < this.sources.length; j++) {
       const other = this.sources[j];
       if (other === src || other.url !== src.url) continue;
@@ -114,6 +114,13 @@ export class EntrySet {
   }
 }
 
+/** A filter's result: the exact total and the ranked positions, all of them or (not complete) the first ones. */
+export interface FilterResult {
+  total: number;
+  positions: Int32Array;
+  complete: boolean;
+}
+
 /** A value set's evaluated compose, cached by the engine. */
 export class Membership extends EntrySet {
   deps: Dependency[] = [];
@@ -123,6 +130,19 @@ export class Membership extends EntrySet {
     const out = new Set<string>();
     for (const s of this.sources) out.add(s.version ? `${s.url}|${s.version}` : s.url);
     return [...out];
+  }
+
+  private wholeSystem?: boolean;
+  /** True when the entries are exactly one code system's concepts in ordinal order (position = ordinal). */
+  isWholeSystemInOrder(): boolean {
+    if (this.wholeSystem === undefined) {
+      let ok = this.sources.length === 1 && this.size === this.sources[0].size;
+      const src = this.entSrc;
+      const ord = this.entOrd;
+      for (let i = 0; ok && i < this.size; i++) if (ord[i] !== i || src[i] !== 0) ok = false;
+      this.wholeSystem = ok;
+    }
+    return this.wholeSystem;
   }
 
   private readonly flagPositions = new Map<number, Int32Array>();
@@ -140,11 +160,11 @@ export class Membership extends EntrySet {
   }
 
   // Small LRU of filtered + ranked position lists, bounded in bytes.
-  private readonly filterCache = new Map<string, Int32Array>();
+  private readonly filterCache = new Map<string, FilterResult>();
   private filterCacheBytes = 0;
   static filterCacheBudget = 4 * 1024 * 1024;
 
-  cachedFilter(key: string): Int32Array | undefined {
+  cachedFilter(key: string): FilterResult | undefined {
     const hit = this.filterCache.get(key);
     if (hit) {
       this.filterCache.delete(key);
@@ -153,15 +173,20 @@ export class Membership extends EntrySet {
     return hit;
   }
 
-  storeFilter(key: string, positions: Int32Array): void {
+  storeFilter(key: string, result: FilterResult): void {
     const budget = Membership.filterCacheBudget;
-    if (positions.byteLength > budget / 8) return;
-    this.filterCache.set(key, positions);
-    this.filterCacheBytes += positions.byteLength + key.length * 2 + 64;
+    if (result.positions.byteLength > budget / 8) return;
+    const old = this.filterCache.get(key);
+    if (old) {
+      this.filterCache.delete(key);
+      this.filterCacheBytes -= old.positions.byteLength + key.length * 2 + 64;
+    }
+    this.filterCache.set(key, result);
+    this.filterCacheBytes += result.positions.byteLength + key.length * 2 + 64;
     while (this.filterCacheBytes > budget || this.filterCache.size > 512) {
-      const [k, v] = this.filterCache.entries().next().value as [string, Int32Array];
+      const [k, v] = this.filterCache.entries().next().value as [string, FilterResult];
       this.filterCache.delete(k);
-      this.filterCacheBytes -= v.byteLength + k.length * 2 + 64;
+      this.filterCacheBytes -= v.positions.byteLength + k.length * 2 + 64;
     }
   }
 

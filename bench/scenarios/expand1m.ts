@@ -1,0 +1,349 @@
+// $expand at SNOMED scale (issue 14): 1,000,000 concepts (gen-codesystem.mjs --parents 1000), imported with
+// `npm run import` (the CLI a user runs), then measured on a freshly started server: the first filtered
+// expansion, new filters every request (what typeahead sends), exact code, deep offset, a repeated filter, and
+// the memory the index adds.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Bench } from '../lib/bench.js';
+import { describe, request, signIn } from '../lib/client.js';
+import { freshDataDir, ROOT, rssMiB, startFhirServer, type Proc, type ServerDb } from '../lib/procs.js';
+import { fmt } from '../lib/report.js';
+
+const SECTION = '$expand 1M';
+const CONCURRENCY = 16;
+
+interface Expected {
+  concepts: number;
+  vsUrl: string;
+  filters: Record<string, { allWordsPrefix: number }>;
+}
+
+/** VmHWM (peak RSS) of a process in MiB, or undefined when it is gone. */
+function peakMiB(pid: number): number | undefined {
+  try {
+    const m = /VmHWM:\s+(\d+)\s+kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs `npm run import -- <file> --shared` against the database; wall time and peak RSS (polled VmHWM). */
+async function runImport(
+  db: ServerDb,
+  env: Record<string, string | undefined>,
+  file: string,
+): Promise<{ ms: number; peakMiB: number; out: string }> {
+  const t0 = performance.now();
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/terminology/import-cli.ts', file, '--shared'],
+    { cwd: ROOT, env: { ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (out += b.toString()));
+  let peak = 0;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, peakMiB(child.pid!) ?? 0);
+  }, 50);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearInterval(timer);
+  if (code !== 0) throw new Error(`import exited ${code} (${db.kind}): ${out.slice(-1500)}`);
+  return { ms: performance.now() - t0, peakMiB: peak, out };
+}
+
+/** Distinct typeahead filters nobody asked before: word prefixes (3+ letters) and "word prefix" pairs. */
+function filterLists(words: string[]): { one: string[]; two: string[] } {
+  let seed = 42;
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+  const one = new Set<string>();
+  for (const w of words) for (let n = 3; n <= w.length; n++) one.add(w.slice(0, n));
+  const oneList = [...one].sort(() => rnd() - 0.5);
+  const two = new Set<string>();
+  while (two.size < 600) {
+    const a = words[Math.floor(rnd() * words.length)];
+    const b = words[Math.floor(rnd() * words.length)];
+    if (a === b) continue;
+    two.add(`${a} ${b.slice(0, Math.max(2, Math.ceil(b.length * rnd())))}`);
+  }
+  return { one: oneList, two: [...two] };
+}
+
+interface LoopResult {
+  n: number;
+  ok: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  rps: number;
+  statuses: Record<string, number>;
+}
+
+/** Sends each url once, `concurrency` at a time (keep-alive fetch), and reports latency percentiles. */
+async function eachOnce(urls: string[], token: string, concurrency: number): Promise<LoopResult> {
+  const lat: number[] = [];
+  const statuses: Record<string, number> = {};
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < urls.length) {
+        const url = urls[next++];
+        const s = performance.now();
+        const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+        await res.arrayBuffer();
+        const ms = performance.now() - s;
+        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+        if (res.status === 200) lat.push(ms);
+      }
+    }),
+  );
+  const wall = performance.now() - t0;
+  lat.sort((a, b) => a - b);
+  const pct = (p: number) =>
+    lat[Math.min(lat.length - 1, Math.max(0, Math.ceil((p / 100) * lat.length) - 1))];
+  return {
+    n: urls.length,
+    ok: lat.length,
+    p50: pct(50),
+    p95: pct(95),
+    p99: pct(99),
+    rps: (lat.length / wall) * 1000,
+    statuses,
+  };
+}
+
+function loopNote(r: LoopResult, concurrency: number): string {
+  return (
+    `${r.ok}/${r.n} requests, ${concurrency} at a time: p50 ${fmt(r.p50, 2)} ` +
+    `p95 ${fmt(r.p95, 2)} p99 ${fmt(r.p99, 2)} ms, ${fmt(r.rps)} req/s; statuses ${JSON.stringify(r.statuses)}`
+  );
+}
+
+/** The whole 1M scenario on one database: generate (once per run, cached in dataDir), import, restart, measure. */
+export async function expand1mScenario(
+  bench: Bench,
+  db: ServerDb,
+  dataDir: string,
+  words: string[],
+): Promise<void> {
+  const expected = JSON.parse(fs.readFileSync(path.join(dataDir, 'expected.json'), 'utf8')) as Expected;
+  const csFile = path.join(dataDir, 'CodeSystem-synthetic-bench.json');
+  const vsFile = path.join(dataDir, 'ValueSet-synthetic-bench-all.json');
+  // One data folder for every start and the import, as on a real instance (on PostgreSQL it holds only the index
+  // files).
+  const ownData = freshDataDir();
+  const sdb: ServerDb = { ...db, dataDir: ownData };
+  // The server creates the database, the admin and its project; the embedded database is single-process, so it
+  // is stopped for the import, as a user would.
+  let server: Proc = await startFhirServer('A', sdb, { LOAD_CORE_TERMINOLOGY: 'false' });
+  await signIn(server.base);
+  await new Promise((r) => setTimeout(r, 1000));
+  // The baseline for "RSS added by the index": the same server, signed in, before the code system exists (after
+  // the import, the index is read back in the background right at start, so the RSS at start already holds it).
+  const rssBaseline = server.rssMiB() ?? 0;
+  await server.stop();
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: db.kind === 'postgres' ? db.databaseUrl : undefined,
+    DATABASE_SCHEMA: db.kind === 'postgres' ? db.schema : undefined,
+    DATA_DIR: ownData,
+  };
+  try {
+    process.stderr.write(`  ${db.kind} ${SECTION}: npm run import (1M) ...`);
+    const imp = await runImport(db, env, `${csFile}`);
+    const impVs = await runImport(db, env, vsFile);
+    process.stderr.write(` ${fmt(imp.ms)} ms, peak RSS ${imp.peakMiB} MiB\n`);
+    bench.add({
+      section: SECTION,
+      name: 'npm run import (1M concepts)',
+      status: 'ok',
+      singleMs: [imp.ms],
+      note: `${fmt(imp.ms)} ms wall (process start included), peak RSS ${imp.peakMiB} MiB; ValueSet ${fmt(impVs.ms)} ms`,
+    });
+    bench.goal(
+      `import 1M concepts: < 30 s and peak RSS < 1 GB`,
+      `${fmt(imp.ms / 1000, 1)} s, peak RSS ${imp.peakMiB} MiB`,
+      imp.ms < 30_000 && imp.peakMiB < 1024 ? 'PASS' : 'FAIL',
+    );
+
+    // A fresh start on the imported data (a restart).
+    server = await startFhirServer('A', sdb, { LOAD_CORE_TERMINOLOGY: 'false' });
+    const session = await signIn(server.base);
+    const token = session.accessToken;
+    await new Promise((r) => setTimeout(r, 1000));
+    const rssStart = server.rssMiB() ?? 0;
+    const base = `${server.base}fhir/R4/ValueSet/$expand?url=${encodeURIComponent(expected.vsUrl)}`;
+    const rel = (q: string) => `${base.slice(server.base.length)}${q}`;
+    let peakDuring = 0;
+    const poll = setInterval(() => (peakDuring = Math.max(peakDuring, rssMiB(server.pid) ?? 0)), 20);
+    const first = await request(server.base, 'GET', rel('&filter=heart&count=20'), { token });
+    clearInterval(poll);
+    peakDuring = Math.max(peakDuring, server.rssMiB() ?? 0);
+    const rssAfterFirst = server.rssMiB() ?? 0;
+    if (first.status !== 200) {
+      bench.add({ section: SECTION, name: 'first filtered $expand', status: 'error', note: describe(first) });
+      return;
+    }
+    bench.add({
+      section: SECTION,
+      name: 'first filtered $expand after start',
+      status: 'ok',
+      singleMs: [first.ms],
+      note: `filter=heart count=20: ${fmt(first.ms)} ms, total ${first.body?.expansion?.total}; server RSS ${rssStart} MiB before, ${rssAfterFirst} after, peak ${peakDuring} while answering`,
+    });
+    bench.goal(
+      'first filtered $expand after start (1M): < 1 s',
+      `${fmt(first.ms)} ms`,
+      first.ms < 1000 ? 'PASS' : 'FAIL',
+    );
+
+    // Totals against the generator's ground truth.
+    const mismatches: string[] = [];
+    for (const [f, want] of Object.entries(expected.filters)) {
+      const r = await request(server.base, 'GET', rel(`&filter=${encodeURIComponent(f)}&count=0`), { token });
+      if (r.body?.expansion?.total !== want.allWordsPrefix)
+        mismatches.push(
+          `${f}: ${r.status === 200 ? r.body?.expansion?.total : describe(r)} vs ${want.allWordsPrefix}`,
+        );
+    }
+    bench.add({
+      section: SECTION,
+      name: 'totals vs expected.json',
+      status: mismatches.length ? 'error' : 'ok',
+      note: mismatches.length
+        ? `MISMATCH ${mismatches.join('; ')}`
+        : `all ${Object.keys(expected.filters).length} match`,
+    });
+
+    const { one, two } = filterLists(words);
+    const url = (f: string) => `${base}&filter=${encodeURIComponent(f)}&count=20`;
+    const loops: Array<[string, string[]]> = [
+      ['new one-word filters count=20', one],
+      ['new two-word filters count=20', two],
+    ];
+    for (const [name, list] of loops) {
+      // A part of each list one at a time (the server's own time per new filter, what one typist sees), the rest
+      // 16 at a time (many typists); every filter is sent once, so none is answered from the result cache.
+      const seq = list.slice(0, 200);
+      const conc = list.slice(200);
+      for (const [c, part] of [
+        [1, seq],
+        [CONCURRENCY, conc],
+      ] as const) {
+        const label = `${name} @${c}`;
+        process.stderr.write(`  ${db.kind} ${SECTION}: ${label} ...`);
+        const r = await eachOnce(part.map(url), token, c);
+        process.stderr.write(` p50 ${fmt(r.p50, 2)} p95 ${fmt(r.p95, 2)} p99 ${fmt(r.p99, 2)} ms\n`);
+        bench.add({
+          section: SECTION,
+          name: label,
+          status: r.ok === r.n ? 'ok' : 'error',
+          note: loopNote(r, c),
+        });
+        bench.goal(
+          `$expand 1M ${label}: p50 < 2 ms, p95 < 5 ms`,
+          `p50 ${fmt(r.p50, 2)}, p95 ${fmt(r.p95, 2)}, p99 ${fmt(r.p99, 2)} ms`,
+          r.p50 < 2 && r.p95 < 5 ? 'PASS' : 'FAIL',
+        );
+      }
+    }
+    // The same client and concurrency on one filter repeated (answered from the result cache): what the HTTP
+    // stack, authentication and the client cost. New filters near these figures mean the index is not the cost.
+    for (const c of [1, CONCURRENCY]) {
+      const label = `same filter repeated (cached) count=20 @${c}`;
+      const r = await eachOnce(Array<string>(c === 1 ? 200 : 600).fill(url('heart')), token, c);
+      process.stderr.write(
+        `  ${db.kind} ${SECTION}: ${label} p50 ${fmt(r.p50, 2)} p95 ${fmt(r.p95, 2)} ms\n`,
+      );
+      bench.add({
+        section: SECTION,
+        name: label,
+        status: r.ok === r.n ? 'ok' : 'error',
+        note: loopNote(r, c),
+      });
+    }
+    const headers = { authorization: `Bearer ${token}` };
+    const exact = await bench.load(SECTION, 'filter=C054321 (exact code) count=20', {
+      url: url('C054321'),
+      headers,
+    });
+    const deep = await bench.load(SECTION, 'offset=900000 count=100', {
+      url: `${base}&offset=900000&count=100`,
+      headers,
+    });
+    const repeated = await bench.load(SECTION, 'filter=heart repeated (cached) count=20', {
+      url: url('heart'),
+      headers,
+    });
+    for (const [r, limit] of [
+      [exact, 2],
+      [deep, 5],
+      [repeated, 2],
+    ] as const) {
+      if (r.load)
+        bench.goal(
+          `$expand 1M ${r.name}: p50 < ${limit} ms`,
+          `p50 ${fmt(r.load.p50, 2)}, p99 ${fmt(r.load.p99, 2)} ms`,
+          r.load.p50 < limit ? 'PASS' : 'FAIL',
+        );
+    }
+    await new Promise((r) => setTimeout(r, 3000));
+    const settled = server.rssMiB() ?? 0;
+    const peak = Math.max(peakDuring, peakMiB(server.pid) ?? 0);
+    bench.add({
+      section: SECTION,
+      name: 'server RSS added by the index',
+      status: 'ok',
+      note:
+        `settled +${settled - rssBaseline} MiB (${settled} MiB after the loads vs ${rssBaseline} MiB before the ` +
+        `import; ${rssStart} MiB at the restart), peak +${peak - rssBaseline} MiB (VmHWM ${peak} MiB)`,
+    });
+    bench.goal(
+      'index RSS (1M): <= +200 MB settled, peak <= +300 MB',
+      `settled +${settled - rssBaseline} MiB, peak +${peak - rssBaseline} MiB`,
+      settled - rssBaseline <= 200 && peak - rssBaseline <= 300 ? 'PASS' : 'FAIL',
+    );
+    await server.stop();
+
+    // A restart: the first request again (an index persisted or built at start shows here).
+    server = await startFhirServer('A', sdb, { LOAD_CORE_TERMINOLOGY: 'false' });
+    const s2 = await signIn(server.base);
+    const again = await request(server.base, 'GET', rel('&filter=acute%20heart&count=20'), {
+      token: s2.accessToken,
+    });
+    bench.add({
+      section: SECTION,
+      name: 'first filtered $expand after a restart',
+      status: again.status === 200 ? 'ok' : 'error',
+      singleMs: [again.ms],
+      note: `${fmt(again.ms)} ms (${again.status === 200 ? `total ${again.body?.expansion?.total}` : describe(again)})`,
+    });
+    bench.goal(
+      'first filtered $expand after a restart (1M): < 1 s',
+      `${fmt(again.ms)} ms`,
+      again.status === 200 && again.ms < 1000 ? 'PASS' : 'FAIL',
+    );
+  } finally {
+    await server.stop();
+    fs.rmSync(ownData, { recursive: true, force: true });
+  }
+}
+
+/** The distinct display words of the generated code system (for the filter lists). */
+export function vocabulary(dataDir: string): string[] {
+  const text = fs.readFileSync(path.join(dataDir, 'CodeSystem-synthetic-bench.json'), 'utf8');
+  const words = new Set<string>();
+  // The first 200,000 displays are plenty to see the ~300-word vocabulary.
+  const re = /"display":"([^"]*)"/g;
+  let m: RegExpExecArray | null;
+  let n = 0;
+  while ((m = re.exec(text)) && n++ < 200_000) for (const w of m[1].toLowerCase().split(/\s+/)) words.add(w);
+  return [...words].filter((w) => w.length >= 3).sort();
+}

@@ -1,0 +1,210 @@
+// A code system index as one file: a JSON header (meta, words, the sparse maps, where each array is) and the typed
+// arrays themselves, 8-byte aligned. Reading it back is one file read plus views on its buffer: at a million
+// concepts ~0.1-0.3 s instead of reading a million rows and building (several seconds), so the first request after
+// a restart does not wait. The header's `stamp` (the CodeSystem's id/versionId/lastUpdated) says which stored
+// version it was built from; a file whose stamp differs is ignored and rebuilt.
+import fs from 'node:fs';
+import path from 'node:path';
+import { StringColumn } from './compact.js';
+import { CodeSystemIndex, type IndexParts } from './code-system-index.js';
+import type { CodeSystemMeta, ConceptProperty, Designation } from './types.js';
+
+const MAGIC = 'CSIX0001';
+const ARRAYS = [
+  'codeBytes',
+  'codeOff',
+  'codePresent',
+  'displayBytes',
+  'displayOff',
+  'displayPresent',
+  'codeSlots',
+  'lowerSlots',
+  'flags',
+  'parentOff',
+  'parentIdx',
+  'childOff',
+  'childIdx',
+  'postOff',
+  'post',
+  'tokOff',
+  'tok',
+  'dispTokCount',
+  'firstOff',
+  'firstPost',
+  'wordStart',
+  'prefixCount',
+] as const;
+type ArrayName = (typeof ARRAYS)[number];
+type Arr = Int32Array | Uint8Array;
+
+interface Header {
+  stamp: string;
+  meta: CodeSystemMeta;
+  size: number;
+  words: string[];
+  codesAscii: boolean;
+  displaysAscii: boolean;
+  statuses: Array<[number, string]>;
+  designations: Array<[number, Designation[]]>;
+  properties: Array<[number, ConceptProperty[]]>;
+  propertyCodes: string[];
+  arrays: Array<{ name: ArrayName; kind: 'i32' | 'u8'; offset: number; length: number }>;
+}
+
+function arraysOf(p: IndexParts): Record<ArrayName, Arr | undefined> {
+  return {
+    codeBytes: p.codes.bytes,
+    codeOff: p.codes.off,
+    codePresent: p.codes.present,
+    displayBytes: p.displays.bytes,
+    displayOff: p.displays.off,
+    displayPresent: p.displays.present,
+    codeSlots: p.codeSlots,
+    lowerSlots: p.lowerSlots,
+    flags: p.flags,
+    parentOff: p.parentOff,
+    parentIdx: p.parentIdx,
+    childOff: p.childOff,
+    childIdx: p.childIdx,
+    postOff: p.postOff,
+    post: p.post,
+    tokOff: p.tokOff,
+    tok: p.tok,
+    dispTokCount: p.dispTokCount,
+    firstOff: p.firstOff,
+    firstPost: p.firstPost,
+    wordStart: p.wordStart,
+    prefixCount: p.prefixCount,
+  };
+}
+
+const align8 = (n: number): number => (n + 7) & ~7;
+
+/** The file's bytes, as a list of buffers to write in order. */
+export function serializeIndex(index: CodeSystemIndex, stamp: string): Buffer[] {
+  const p = index.parts;
+  const arrays = arraysOf(p);
+  const layout: Header['arrays'] = [];
+  let offset = 0;
+  for (const name of ARRAYS) {
+    const a = arrays[name];
+    if (!a) continue;
+    layout.push({ name, kind: a instanceof Int32Array ? 'i32' : 'u8', offset, length: a.length });
+    offset = align8(offset + a.byteLength);
+  }
+  const header: Header = {
+    stamp,
+    meta: index.meta,
+    size: p.size,
+    words: p.words,
+    codesAscii: p.codes.ascii,
+    displaysAscii: p.displays.ascii,
+    statuses: [...p.statuses],
+    designations: [...p.designations],
+    properties: [...p.properties],
+    propertyCodes: [...p.propertyCodes],
+    arrays: layout,
+  };
+  const json = Buffer.from(JSON.stringify(header), 'utf8');
+  const pre = Buffer.alloc(align8(8 + 4 + json.length));
+  pre.write(MAGIC, 0, 'latin1');
+  pre.writeUInt32LE(json.length, 8);
+  json.copy(pre, 12);
+  const out: Buffer[] = [pre];
+  let written = 0;
+  for (const l of layout) {
+    const a = arrays[l.name]!;
+    if (l.offset > written) out.push(Buffer.alloc(l.offset - written));
+    out.push(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
+    written = l.offset + a.byteLength;
+  }
+  return out;
+}
+
+/** The index in a file's bytes when its stamp is `stamp`; undefined for another stamp or a file of another format. */
+export function deserializeIndex(
+  buf: Buffer,
+  stamp: string,
+  meta?: CodeSystemMeta,
+): CodeSystemIndex | undefined {
+  if (buf.length < 12 || buf.toString('latin1', 0, 8) !== MAGIC) return undefined;
+  const jsonLen = buf.readUInt32LE(8);
+  const header = JSON.parse(buf.toString('utf8', 12, 12 + jsonLen)) as Header;
+  if (header.stamp !== stamp) return undefined;
+  // Views need an 8-byte-aligned base: a pooled Buffer may not be.
+  if (buf.byteOffset % 8 !== 0) buf = Buffer.from(buf);
+  const base = buf.byteOffset + align8(12 + jsonLen);
+  const got = {} as Record<ArrayName, Arr | undefined>;
+  for (const l of header.arrays) {
+    got[l.name] =
+      l.kind === 'i32'
+        ? new Int32Array(buf.buffer, base + l.offset, l.length)
+        : new Uint8Array(buf.buffer, base + l.offset, l.length);
+  }
+  const i32 = (n: ArrayName): Int32Array => got[n] as Int32Array;
+  const u8 = (n: ArrayName): Uint8Array => got[n] as Uint8Array;
+  const parts: IndexParts = {
+    size: header.size,
+    codes: new StringColumn(u8('codeBytes'), i32('codeOff'), u8('codePresent'), header.codesAscii),
+    displays: new StringColumn(
+      u8('displayBytes'),
+      i32('displayOff'),
+      u8('displayPresent'),
+      header.displaysAscii,
+    ),
+    codeSlots: i32('codeSlots'),
+    lowerSlots: got.lowerSlots as Int32Array | undefined,
+    flags: u8('flags'),
+    parentOff: i32('parentOff'),
+    parentIdx: i32('parentIdx'),
+    childOff: i32('childOff'),
+    childIdx: i32('childIdx'),
+    words: header.words,
+    postOff: i32('postOff'),
+    post: i32('post'),
+    tokOff: i32('tokOff'),
+    tok: i32('tok'),
+    dispTokCount: u8('dispTokCount'),
+    firstOff: i32('firstOff'),
+    firstPost: i32('firstPost'),
+    wordStart: i32('wordStart'),
+    prefixCount: i32('prefixCount'),
+    statuses: new Map(header.statuses),
+    designations: new Map(header.designations),
+    properties: new Map(header.properties),
+    propertyCodes: new Set(header.propertyCodes),
+  };
+  return new CodeSystemIndex(meta ?? header.meta, parts);
+}
+
+/** Writes the index file atomically (temporary file, then rename). */
+export async function writeIndexFile(file: string, index: CodeSystemIndex, stamp: string): Promise<void> {
+  await fs.promises.mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
+  const fh = await fs.promises.open(tmp, 'w');
+  try {
+    for (const b of serializeIndex(index, stamp)) await fh.write(b);
+  } finally {
+    await fh.close();
+  }
+  await fs.promises.rename(tmp, file);
+}
+
+/** Reads an index file; undefined when it is absent, of another stamp or unreadable. */
+export async function readIndexFile(
+  file: string,
+  stamp: string,
+  meta?: CodeSystemMeta,
+): Promise<CodeSystemIndex | undefined> {
+  let buf: Buffer;
+  try {
+    buf = await fs.promises.readFile(file);
+  } catch {
+    return undefined;
+  }
+  try {
+    return deserializeIndex(buf, stamp, meta);
+  } catch {
+    return undefined;
+  }
+}

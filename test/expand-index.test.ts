@@ -1,0 +1,178 @@
+// The code system index at scale: the ranked page and exact total of the whole-system fast path (per-prefix
+// counts, postings by first display word, only the page ranked) equal what ranking every match gives.
+import { describe, expect, it } from 'vitest';
+import { deserializeIndex, serializeIndex } from '../src/terminology/engine/index-file.js';
+import { filterAndRank, filterPage, prepareFilter } from '../src/terminology/engine/expand.js';
+import { CodeSystemIndex, Membership, tokenize, type ConceptInput } from '../src/terminology/engine/index.js';
+
+const VOCAB = [
+  'car',
+  'card',
+  'cardiac',
+  'care',
+  'carcinoma',
+  'heart',
+  'heartburn',
+  'hea',
+  'acute',
+  'acuté',
+  'Ärzte',
+  'arzt',
+  'a',
+  'ab',
+  'abc',
+  'left',
+  'lefty',
+  'right',
+  'x',
+  'x1',
+  '12',
+  '123',
+  'fracture',
+  'frac',
+  'of',
+];
+
+function rng(seed: number): () => number {
+  return () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+}
+
+function concepts(n: number, seed: number): ConceptInput[] {
+  const r = rng(seed);
+  const pick = () => VOCAB[Math.floor(r() * VOCAB.length)];
+  const out: ConceptInput[] = [];
+  for (let i = 0; i < n; i++) {
+    const words = Array.from({ length: 1 + Math.floor(r() * 4) }, pick);
+    const c: ConceptInput = {
+      // Some codes look like words, and one code repeats (the first wins).
+      code: i % 97 === 5 ? pick() + String(i) : i === 300 ? 'C0001' : `C${String(i).padStart(4, '0')}`,
+      display: i % 53 === 7 ? undefined : words.join(i % 3 ? ' ' : '-'),
+    };
+    if (i % 11 === 3) c.designations = [{ language: 'de', value: `${pick()} ${pick()}` }];
+    out.push(c);
+  }
+  // Exact codes that also match as words, ranked first: one whose display does not start with it, two that do.
+  out.push(
+    { code: 'heart', display: 'Cardiac left' },
+    { code: 'acute heart', display: 'x' },
+    { code: 'cardiac', display: 'Cardiac arrest of heart' },
+    { code: 'x x1', display: 'x x1 car' },
+  );
+  return out;
+}
+
+function wholeSystem(idx: CodeSystemIndex): Membership {
+  const m = new Membership();
+  for (let i = 0; i < idx.size; i++) m.add(idx, i);
+  m.seal();
+  return m;
+}
+
+const limits = { maxUnpaged: 1e9, maxFilterWords: 50 };
+
+describe('code system index: whole-system fast path', () => {
+  for (const caseSensitive of [true, false]) {
+    it(`pages and totals equal a full ranking (caseSensitive ${caseSensitive})`, () => {
+      const idx = CodeSystemIndex.build(
+        { url: 'urn:t', caseSensitive },
+        concepts(2500, caseSensitive ? 7 : 8),
+      );
+      const m = wholeSystem(idx);
+      expect(m.isWholeSystemInOrder()).toBe(true);
+      const filters = new Set<string>([
+        'heart',
+        'HEART',
+        'acute heart',
+        'heart heart',
+        'C0001',
+        'c0001',
+        'zzz',
+      ]);
+      for (const w of VOCAB) {
+        const t = tokenize(w)[0] ?? w;
+        for (let L = 1; L <= t.length; L++) filters.add(t.slice(0, L));
+        filters.add(`${w} car`);
+        filters.add(`car ${w.slice(0, 2)}`);
+        filters.add(`${w} ${w}`);
+      }
+      let checked = 0;
+      for (const raw of filters) {
+        const f = prepareFilter(raw, limits)!;
+        const full = filterAndRank(m, f, 0, undefined);
+        for (const need of [1, 3, 20, 400, Infinity, full.length - 1, full.length >> 1]) {
+          if (need < 1) continue;
+          const page = filterPage(m, f, 0, undefined, need);
+          expect({ raw, need, total: page.total }).toEqual({ raw, need, total: full.length });
+          const want = Array.from(full.subarray(0, Math.min(need, full.length)));
+          expect({ raw, need, positions: Array.from(page.positions).slice(0, want.length) }).toEqual({
+            raw,
+            need,
+            positions: want,
+          });
+          expect(page.complete).toBe(page.positions.length === full.length);
+          checked++;
+        }
+      }
+      expect(checked).toBeGreaterThan(500);
+    });
+  }
+
+  it('counts the concepts with a word starting with each prefix exactly (each concept once)', () => {
+    const list = concepts(3000, 3);
+    const idx = CodeSystemIndex.build({ url: 'urn:t' }, list);
+    const seen = new Set<string>();
+    const texts = list
+      .filter((c) => (seen.has(c.code) ? false : (seen.add(c.code), true)))
+      .map((c) => [
+        ...tokenize(c.display ?? ''),
+        ...(c.designations ?? []).flatMap((d) => tokenize(d.value)),
+      ]);
+    for (const w of idx.words) {
+      for (let L = 1; L <= w.length; L++) {
+        const p = w.slice(0, L);
+        const brute = texts.filter((ws) => ws.some((x) => x.startsWith(p))).length;
+        expect({ p, n: idx.prefixTotal(p) }).toEqual({ p, n: brute });
+      }
+    }
+    expect(idx.prefixTotal('nothing')).toBe(0);
+  });
+
+  it('reads back from its file form identical (codes, displays, hierarchy, words, filters)', () => {
+    const list = concepts(1500, 11);
+    list[10].parents = ['C0003', 'C0004', 'C0003', 'nope'];
+    list[11].parents = ['C1400'];
+    list[12] = { ...list[12], status: 'retired', properties: [{ code: 'p', valueString: 'v' }] };
+    const idx = CodeSystemIndex.build({ url: 'urn:t', version: '2', id: 'a', versionId: 3 }, list);
+    const back = deserializeIndex(Buffer.concat(serializeIndex(idx, 'stamp-1')), 'stamp-1')!;
+    expect(deserializeIndex(Buffer.concat(serializeIndex(idx, 'stamp-1')), 'stamp-2')).toBeUndefined();
+    expect(back.cacheKey).toBe(idx.cacheKey);
+    expect(back.size).toBe(idx.size);
+    for (let i = 0; i < idx.size; i++) {
+      expect([back.code(i), back.display(i), back.flags[i]]).toEqual([
+        idx.code(i),
+        idx.display(i),
+        idx.flags[i],
+      ]);
+      expect(back.ordinalOf(idx.code(i))).toBe(i);
+      expect(back.lookupCode(idx.code(i).toUpperCase())).toBe(idx.lookupCode(idx.code(i).toUpperCase()));
+    }
+    expect(Array.from(back.parentsOf(10))).toEqual([3, 4]);
+    expect(Array.from(back.childrenOf(3))).toEqual([10]);
+    expect(Array.from(back.parentsOf(11))).toEqual([back.ordinalOf('C1400')]);
+    expect(back.ordinalOf('C1400')).toBe(1399); // C0001 repeated at 300: the first one wins
+    expect(back.statuses.get(12)).toBe('retired');
+    expect(back.propertyValues(12, 'p')).toEqual(['v']);
+    expect(back.words).toEqual(idx.words);
+    const m1 = wholeSystem(idx);
+    const m2 = wholeSystem(back);
+    for (const raw of ['car', 'heart acu', 'x', 'ärzte', 'C0001']) {
+      const f = prepareFilter(raw, limits)!;
+      expect(Array.from(filterAndRank(m2, f, 0, undefined))).toEqual(
+        Array.from(filterAndRank(m1, f, 0, undefined)),
+      );
+    }
+  });
+});
