@@ -19,6 +19,7 @@ import {
   type ExpandRequest,
   type Resolver,
   type ValueSetInclude,
+  type ValueSetContains,
   type ValueSetResource,
   type ValueSetResourceWithExpansion,
 } from '../src/terminology/engine/index.js';
@@ -82,8 +83,11 @@ const vsOf = (include: ValueSetInclude[], exclude?: ValueSetInclude[], extra?: o
   ...extra,
 });
 
-const codes = (r: ValueSetResourceWithExpansion): string[] =>
-  (r.expansion.contains ?? []).map((c) => c.code!);
+/** The codes of an expansion in order, depth first (a hierarchical expansion lists a parent before its children). */
+const codes = (r: ValueSetResourceWithExpansion): string[] => flatCodes(r.expansion.contains);
+function flatCodes(list: ValueSetContains[] | undefined): string[] {
+  return (list ?? []).flatMap((c) => [c.code!, ...flatCodes(c.contains)]);
+}
 const param = (r: ValueSetResourceWithExpansion, name: string): unknown[] =>
   (r.expansion.parameter ?? [])
     .filter((p) => p.name === name)
@@ -160,7 +164,7 @@ describe('expandValueSet: compose', () => {
 
   it('a whole system: every concept in document order, with abstract and inactive; compose only when asked', async () => {
     const vs = vsOf([{ system: HIER }]);
-    const res = await expand(vs);
+    const res = await expand(vs, { excludeNested: true });
     expect(codes(res)).toEqual(ALL_HIER);
     expect(res.expansion.total).toBe(17);
     expect(res.expansion.offset).toBeUndefined();
@@ -286,7 +290,8 @@ describe('expandValueSet: compose', () => {
     ],
   ];
   it.each(filterCases)('filter %s', async (_name, filter, expected) => {
-    const res = await expand(vsOf([{ system: HIER, filter }]));
+    // Flat: these check membership and order (hierarchical output has tests of its own).
+    const res = await expand(vsOf([{ system: HIER, filter }]), { excludeNested: true });
     expect(codes(res)).toEqual(expected);
     expect(res.expansion.total).toBe(expected.length);
   });
@@ -332,6 +337,7 @@ describe('expandValueSet: compose', () => {
         { system: HIER, filter: [{ property: 'concept', op: 'is-a', value: 'heart' }] },
         { system: HIER, concept: [{ code: 'heart' }] },
       ]),
+      { excludeNested: true },
     );
     expect(codes(res)).toEqual(['hf', 'heart', 'hf-acute', 'hf-chronic', 'old-hf']);
     expect(res.expansion.contains![0].display).toBe('Cardiac failure');
@@ -807,6 +813,92 @@ describe('expandValueSet: parameters', () => {
 });
 
 // ------------------------------------------------------------------------------------------ benchmark data
+
+describe('expandValueSet: hierarchical expansions', () => {
+  const r = standardResolver();
+  const engine = new ExpansionEngine();
+  const expand = (vs: ValueSetResource, req: ExpandRequest = {}) => engine.expand(vs, req, r, LIMITS);
+  /** The tree as nested code arrays: [code, [children...]] or code for a leaf. */
+  type Tree = Array<string | [string, Tree]>;
+  const tree = (list: ValueSetContains[] | undefined): Tree =>
+    (list ?? []).map((c) => (c.contains ? [c.code!, tree(c.contains)] : c.code!));
+
+  it('a whole system nests every concept under its parent unless excludeNested; total counts them all', async () => {
+    const res = await expand(vsOf([{ system: HIER }]));
+    expect(res.expansion.total).toBe(17);
+    expect(tree(res.expansion.contains)).toEqual([
+      [
+        'disorder',
+        [
+          ['liver', [['hepatitis', ['hepatitis-a', 'hepatitis-b']], 'cirrhosis', 'hepatorenal']],
+          ['heart', [['hf', ['hf-acute', 'hf-chronic']], 'old-hf']],
+          'kidney',
+          'meniere',
+        ],
+      ],
+      ['finding', ['fever', 'cough']],
+    ]);
+    // excludeNested=false asks for the same; true gives the flat list.
+    expect(
+      tree((await expand(vsOf([{ system: HIER }]), { excludeNested: false })).expansion.contains),
+    ).toEqual(tree(res.expansion.contains));
+    expect(
+      tree((await expand(vsOf([{ system: HIER }]), { excludeNested: true })).expansion.contains),
+    ).toEqual(ALL_HIER);
+  });
+
+  it('a child whose parent is left out moves up; an is-a branch keeps its hierarchy', async () => {
+    const active = await expand(vsOf([{ system: HIER }]), { activeOnly: true, excludeNotForUI: true });
+    expect(active.expansion.total).toBe(15);
+    expect(tree(active.expansion.contains).slice(0, 2)).toEqual([
+      ['liver', [['hepatitis', ['hepatitis-a', 'hepatitis-b']], 'cirrhosis', 'hepatorenal']],
+      ['heart', [['hf', ['hf-acute', 'hf-chronic']]]],
+    ]);
+    const isa = await expand(
+      vsOf([{ system: HIER, filter: [{ property: 'concept', op: 'is-a', value: 'heart' }] }]),
+    );
+    expect(tree(isa.expansion.contains)).toEqual([['heart', [['hf', ['hf-acute', 'hf-chronic']], 'old-hf']]]);
+  });
+
+  it('stays flat for enumerated concepts, a text filter over a whole system, and a page', async () => {
+    const enumerated = await expand(vsOf([{ system: HIER, concept: [{ code: 'heart' }, { code: 'hf' }] }]));
+    expect(tree(enumerated.expansion.contains)).toEqual(['heart', 'hf']);
+    // A text filter over the whole system is a search: a flat ranked list (the reference server answers so).
+    const searched = await expand(vsOf([{ system: HIER }]), { filter: 'hepatitis' });
+    expect(tree(searched.expansion.contains)).toEqual(['hepatitis', 'hepatitis-a', 'hepatitis-b']);
+    // Within an is-a branch the matches keep their hierarchy.
+    const branch = await expand(
+      vsOf([{ system: HIER, filter: [{ property: 'concept', op: 'is-a', value: 'liver' }] }]),
+      { filter: 'hepatitis' },
+    );
+    expect(tree(branch.expansion.contains)).toEqual([['hepatitis', ['hepatitis-a', 'hepatitis-b']]]);
+    // count/offset page the flat list (a page of a tree is not defined).
+    const page = await expand(vsOf([{ system: HIER }]), { count: 3 });
+    expect(tree(page.expansion.contains)).toEqual(ALL_HIER.slice(0, 3));
+  });
+
+  it('a cycle of parent properties does not lose its concepts', async () => {
+    const rr = standardResolver();
+    rr.addCodeSystem({
+      resourceType: 'CodeSystem',
+      url: 'http://example.org/cs/cycle',
+      content: 'complete',
+      concept: [
+        { code: 'a', property: [{ code: 'parent', valueCode: 'b' }] },
+        { code: 'b', property: [{ code: 'parent', valueCode: 'a' }] },
+        { code: 'c', property: [{ code: 'parent', valueCode: 'b' }] },
+      ],
+    });
+    const res = await new ExpansionEngine().expand(
+      vsOf([{ system: 'http://example.org/cs/cycle' }]),
+      {},
+      rr,
+      LIMITS,
+    );
+    expect(res.expansion.total).toBe(3);
+    expect(codes(res).sort()).toEqual(['a', 'b', 'c']);
+  });
+});
 
 describe('benchmark code system (100,000 concepts)', () => {
   // Generated outside the tree (100k concepts must not be committed, linted or formatted); reused when present.

@@ -3,7 +3,15 @@
 // valueSet are intersected, excludes are subtracted, duplicates (same system and code) kept once.
 import { CodeSystemIndex, FLAG_ABSTRACT, FLAG_INACTIVE } from './code-system-index.js';
 import { TerminologyError, invalid } from './errors.js';
-import { EntrySet, Membership, makeOverride, type Dependency, type EntryOverride } from './membership.js';
+import {
+  EntrySet,
+  Membership,
+  makeOverride,
+  NEST_BRANCH,
+  NEST_WHOLE_SYSTEM,
+  type Dependency,
+  type EntryOverride,
+} from './membership.js';
 import {
   compileFilterRegex,
   DEFAULT_REGEX_LIMITS,
@@ -34,7 +42,8 @@ export interface ComposeContext {
   importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership>;
 }
 
-type Emit = (src: CodeSystemIndex, ord: number, override?: EntryOverride) => void;
+/** `nest`: how the entry may keep its code system hierarchy in the expansion (NEST_* in membership.ts). */
+type Emit = (src: CodeSystemIndex, ord: number, override?: EntryOverride, nest?: number) => void;
 
 const HIERARCHY_OPS = new Set(['is-a', 'descendent-of', 'is-not-a', 'generalizes']);
 const KNOWN_OPS = new Set([...HIERARCHY_OPS, '=', 'in', 'not-in', 'regex', 'exists']);
@@ -88,10 +97,10 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
   const dropInactive = compose.inactive === false;
   const includes = compose.include ?? [];
   for (const [i, inc] of includes.entries()) {
-    await ev.include(inc, `ValueSet.compose.include[${i}]`, false, (src, ord, ov) => {
+    await ev.include(inc, `ValueSet.compose.include[${i}]`, false, (src, ord, ov, nest) => {
       if (dropInactive && (src.flags[ord] & FLAG_INACTIVE) !== 0) return;
       if (excluded.size > 0 && excluded.has(src, ord)) return;
-      m.add(src, ord, ov);
+      if (m.add(src, ord, ov) && nest) m.markNest(m.size - 1, nest);
     });
   }
   m.seal();
@@ -164,9 +173,9 @@ class Evaluator {
       const sink: Emit =
         imports.length === 0
           ? emit
-          : (src, ord, ov) => {
+          : (src, ord, ov, nest) => {
               for (const im of imports) if (!im.has(src, ord)) return;
-              emit(src, ord, ov);
+              emit(src, ord, ov, nest);
             };
       await this.systemPart(inc, inc.system, path, isExclude, sink);
       return;
@@ -301,9 +310,13 @@ class Evaluator {
     }
     const n = src.size;
     if (masks.length === 0) {
-      for (let ord = 0; ord < n; ord++) emit(src, ord);
+      for (let ord = 0; ord < n; ord++) emit(src, ord, undefined, NEST_WHOLE_SYSTEM);
     } else {
-      for (let ord = 0; ord < n; ord++) if (passes(ord)) emit(src, ord);
+      // A subsumption filter (is-a, descendent-of) selects a branch: its hierarchy may be kept.
+      const nest = (inc.filter ?? []).every((f) => f.op === 'is-a' || f.op === 'descendent-of')
+        ? NEST_BRANCH
+        : 0;
+      for (let ord = 0; ord < n; ord++) if (passes(ord)) emit(src, ord, undefined, nest);
     }
   }
 }

@@ -10,6 +10,7 @@ import {
 } from './code-system-index.js';
 import { evaluateValueSet, valueSetIdentity, type ComposeContext } from './compose.js';
 import { statusWarnings } from './flatten.js';
+import { nestEntries } from './hierarchy.js';
 import { TerminologyError, invalid } from './errors.js';
 import { Membership, type EntryOverride } from './membership.js';
 import { tokenize } from './normalize.js';
@@ -130,10 +131,14 @@ export class ExpansionEngine {
 
     // contains.version only for a system that contributes in several versions (else used-codesystem says it).
     const versioned = m.sources.length > 1 ? severalVersions(m) : NO_SOURCES_VERSIONED;
-    const contains: ValueSetContains[] = [];
+    let contains: ValueSetContains[] = [];
     for (let i = offset; i < end; i++) {
       const pos = positions ? positions[i] : i;
       contains.push(entryOf(m, pos, req.includeDesignations === true, lang, versioned));
+    }
+    // Hierarchical unless excludeNested, and only for a whole (unpaged) expansion: a page of a tree is undefined.
+    if (m.nest && req.excludeNested !== true && req.count === undefined && req.offset === undefined) {
+      contains = nestEntries(m, positions, contains, filter !== undefined);
     }
 
     const parameter: ExpansionParameter[] = [];
