@@ -36,6 +36,7 @@ const VERSIONED = 'http://example.org/fhir/CodeSystem/versioned';
 /** Code systems by url (the last registered version is the current one) and value sets by url. */
 class TestResolver implements Resolver {
   readonly systems = new Map<string, CodeSystemIndex[]>();
+  codeSystemVersions?: (url: string) => Promise<string[]>;
   readonly valueSets = new Map<string, ValueSetResource>();
   calls = 0;
 
@@ -429,8 +430,8 @@ describe('expandValueSet: compose', () => {
       const vs = vsOf([{ system: VERSIONED }]);
       const sv = await expand(vs, { systemVersion: `${VERSIONED}|1.0.0` });
       expect(codes(sv)).toEqual(['a', 'b']);
-      // Not echoed (the IG's expected expansions leave it out); used-codesystem says which version was used.
-      expect(param(sv, 'system-version')).toEqual([]);
+      // Echoed because it chose the version (the IG's expected expansions show it so).
+      expect(param(sv, 'system-version')).toEqual([`${VERSIONED}|1.0.0`]);
       expect(param(sv, 'used-codesystem')).toEqual([`${VERSIONED}|1.0.0`]);
       const pinned = vsOf([{ system: VERSIONED, version: '2.0.0' }]);
       expect(codes(await expand(pinned, { systemVersion: `${VERSIONED}|1.0.0` }))).toEqual(['a', 'b', 'c']);
@@ -457,7 +458,75 @@ describe('expandValueSet: compose', () => {
         expand(vsOf([{ system: VERSIONED, version: '9.9' }])),
         422,
         'not-found',
-        /Unknown code system http:\/\/example.org\/fhir\/CodeSystem\/versioned version 9.9/,
+        /A definition for CodeSystem 'http:\/\/example.org\/fhir\/CodeSystem\/versioned' version '9.9' could not be found/,
+      );
+    });
+
+    it('a wildcard version (1.x, 2.0.x, *) takes the highest matching version', async () => {
+      // The test resolver knows no version list: give it one, as the service does.
+      const rr = standardResolver();
+      rr.codeSystemVersions = async (url: string) => (url === VERSIONED ? ['1.0.0', '2.0.0'] : []);
+      const e = new ExpansionEngine();
+      const used = async (include: ValueSetInclude, req: ExpandRequest = {}) =>
+        param(await e.expand(vsOf([include]), req, rr, LIMITS), 'used-codesystem');
+      expect(await used({ system: VERSIONED, version: '1.x' })).toEqual([`${VERSIONED}|1.0.0`]);
+      expect(await used({ system: VERSIONED, version: '2.0.x' })).toEqual([`${VERSIONED}|2.0.0`]);
+      expect(await used({ system: VERSIONED, version: '*' })).toEqual([`${VERSIONED}|2.0.0`]);
+      await expectError(
+        e.expand(vsOf([{ system: VERSIONED, version: '3.x' }]), {}, rr, LIMITS),
+        422,
+        'not-found',
+        /version '3.x' could not be found, so the value set cannot be expanded. Valid versions: 1.0.0 or 2.0.0/,
+      );
+      // force-system-version and system-version take patterns too, and are echoed when they chose the version.
+      const forced = await e.expand(
+        vsOf([{ system: VERSIONED, version: '2.0.0' }]),
+        { forceSystemVersion: `${VERSIONED}|1.x` },
+        rr,
+        LIMITS,
+      );
+      expect(param(forced, 'used-codesystem')).toEqual([`${VERSIONED}|1.0.0`]);
+      expect(param(forced, 'force-system-version')).toEqual([`${VERSIONED}|1.x`]);
+      const pinned = await e.expand(
+        vsOf([{ system: VERSIONED, version: '2.0.0' }]),
+        { systemVersion: `${VERSIONED}|1.0.0` },
+        rr,
+        LIMITS,
+      );
+      // system-version only fills in a missing version: not used here, so not echoed.
+      expect(param(pinned, 'used-codesystem')).toEqual([`${VERSIONED}|2.0.0`]);
+      expect(param(pinned, 'system-version')).toEqual([]);
+    });
+
+    it('check-system-version: the default for an include without version, an error for another version', async () => {
+      const rr = standardResolver();
+      rr.codeSystemVersions = async (url: string) => (url === VERSIONED ? ['1.0.0', '2.0.0'] : []);
+      const e = new ExpansionEngine();
+      const res = await e.expand(
+        vsOf([{ system: VERSIONED }]),
+        { checkSystemVersion: `${VERSIONED}|1.x` },
+        rr,
+        LIMITS,
+      );
+      expect(param(res, 'used-codesystem')).toEqual([`${VERSIONED}|1.0.0`]);
+      expect(param(res, 'check-system-version')).toEqual([`${VERSIONED}|1.x`]);
+      const ok = await e.expand(
+        vsOf([{ system: VERSIONED, version: '1.0.0' }]),
+        { checkSystemVersion: `${VERSIONED}|1.x` },
+        rr,
+        LIMITS,
+      );
+      expect(param(ok, 'check-system-version')).toEqual([]);
+      await expectError(
+        e.expand(
+          vsOf([{ system: VERSIONED, version: '2.0.0' }]),
+          { checkSystemVersion: `${VERSIONED}|1.x` },
+          rr,
+          LIMITS,
+        ),
+        400,
+        'exception',
+        /The version '2.0.0' is not allowed for system '.*versioned': required to be '1.x' by a version-check parameter/,
       );
     });
   });
@@ -506,12 +575,14 @@ describe('expandValueSet: compose', () => {
   });
 
   describe('errors', () => {
-    it('unknown code system: 422 not-found naming the include', async () => {
+    it('unknown code system: 422 not-found naming the include (in expression)', async () => {
+      const err = await expand(vsOf([{ system: 'http://example.org/unknown' }])).catch((e: unknown) => e);
+      expect((err as TerminologyError).expression).toEqual(['ValueSet.compose.include[0]']);
       await expectError(
         expand(vsOf([{ system: 'http://example.org/unknown' }])),
         422,
         'not-found',
-        /Unknown code system http:\/\/example.org\/unknown \(ValueSet.compose.include\[0\]\)/,
+        /A definition for CodeSystem 'http:\/\/example.org\/unknown' could not be found/,
       );
     });
 

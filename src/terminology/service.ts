@@ -148,12 +148,22 @@ export class TerminologyService {
       r = {
         scope: projectId,
         codeSystem: (url, version) => this.codeSystemIndex(projectId, url, version),
+        codeSystemVersions: (url) => this.codeSystemVersions(projectId, url),
         valueSet: async (url, version) => (await this.valueSet(projectId, url, version)) ?? undefined,
         generation: () => this.generation,
       };
       this.resolvers.set(projectId, r);
     }
     return r;
+  }
+
+  /** Every version of a code system the project sees (only for wildcard versions and error messages: a query). */
+  private async codeSystemVersions(projectId: string, url: string): Promise<string[]> {
+    const rows = await this.db.sql<{ version: string | null }>(
+      `SELECT DISTINCT version FROM "CodeSystem" WHERE url = $1 AND ("projectId" = $2::uuid OR "projectId" IS NULL)`,
+      [url, projectId],
+    );
+    return rows.flatMap((r) => (r.version ? [r.version] : []));
   }
 
   private async valueSet(projectId: string, url: string, version?: string): Promise<ValueSetResource | null> {

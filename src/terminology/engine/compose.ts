@@ -19,6 +19,7 @@ import {
   type RegexLimits,
   type RegexSpent,
 } from './safe-regex.js';
+import { compareVersionsDesc, resolveCodeSystem, versionMatches } from './versions.js';
 import type {
   ConceptInput,
   Resolver,
@@ -32,6 +33,9 @@ export interface ComposeContext {
   resolver: Resolver;
   systemVersion: Map<string, string>;
   forceSystemVersion: Map<string, string>;
+  /** `check-system-version`: the version (pattern) a code system must have; the default when an include names
+   * none. Optional (none checked). */
+  checkSystemVersion?: Map<string, string>;
   /** Canonical urls of the value sets being evaluated, outermost first (cycle detection). */
   stack: string[];
   /** Limits of regex filters (default: DEFAULT_REGEX_LIMITS). */
@@ -77,6 +81,7 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
   const m = new Membership();
   const deps = new Map<string, Dependency>();
   const usedVs = new Set<string>();
+  const versionParams = new Set<string>();
   const dep = (d: Dependency): void => {
     deps.set(`${d.kind}|${d.url}|${d.version ?? ''}`, d);
   };
@@ -88,7 +93,7 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
   }
 
   const compose = vs.compose;
-  const ev = new Evaluator(ctx, dep, usedVs);
+  const ev = new Evaluator(ctx, dep, usedVs, versionParams);
   // Excludes first: an EntrySet to subtract.
   const excluded = new EntrySet();
   for (const [i, exc] of (compose.exclude ?? []).entries()) {
@@ -106,6 +111,7 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
   m.seal();
   m.deps = [...deps.values()];
   m.usedValueSets = [...usedVs];
+  m.versionParams = [...versionParams];
   return m;
 }
 
@@ -155,6 +161,8 @@ class Evaluator {
     private readonly ctx: ComposeContext,
     private readonly dep: (d: Dependency) => void,
     private readonly usedVs: Set<string>,
+    /** Version parameters that chose a version (`name|system|version`), echoed in the expansion. */
+    private readonly versionParams: Set<string>,
   ) {}
 
   async include(inc: ValueSetInclude, path: string, isExclude: boolean, emit: Emit): Promise<void> {
@@ -212,26 +220,60 @@ class Evaluator {
     for (const d of m.deps) this.dep(d);
     this.usedVs.add(vs.version ? `${url}|${vs.version}` : url);
     for (const u of m.usedValueSets) this.usedVs.add(u);
+    for (const p of m.versionParams) this.versionParams.add(p);
     return m;
   }
 
+  /** The code system of an include: force-system-version over include.version over system-version, then
+   * check-system-version (a default when nothing else names a version, else a check); versions may be patterns. */
   private async resolveSystem(
     url: string,
     version: string | undefined,
     path: string,
   ): Promise<CodeSystemIndex> {
-    const v = this.ctx.forceSystemVersion.get(url) ?? version ?? this.ctx.systemVersion.get(url);
-    const idx = await this.ctx.resolver.codeSystem(url, v);
-    if (!idx) {
+    const forced = this.ctx.forceSystemVersion.get(url);
+    const check = this.ctx.checkSystemVersion?.get(url);
+    let v = version;
+    let via: string | undefined;
+    if (forced !== undefined) {
+      v = forced;
+      via = 'force-system-version';
+    } else if (v === undefined && this.ctx.systemVersion.has(url)) {
+      v = this.ctx.systemVersion.get(url);
+      via = 'system-version';
+    } else if (v === undefined && check !== undefined) {
+      v = check;
+      via = 'check-system-version';
+    }
+    const idx = await resolveCodeSystem(this.ctx.resolver, url, v);
+    if (!idx) throw await this.unknownSystem(url, v, path);
+    if (check !== undefined && via !== 'check-system-version' && !versionMatches(idx.version ?? '', check)) {
       throw new TerminologyError(
-        422,
-        'not-found',
-        `Unknown code system ${url}${v ? ` version ${v}` : ''} (${path})`,
+        400,
+        'exception',
+        `The version '${idx.version ?? ''}' is not allowed for system '${url}': required to be '${check}' by a ` +
+          `version-check parameter`,
         [path],
       );
     }
+    if (via) this.versionParams.add(`${via}|${url}|${via === 'force-system-version' ? forced : v}`);
     this.dep({ kind: 'cs', url, version: v, key: idx.cacheKey });
     return idx;
+  }
+
+  /** The error for a code system (version) that cannot be found, naming the versions there are. */
+  private async unknownSystem(url: string, v: string | undefined, path: string): Promise<TerminologyError> {
+    const versions = v === undefined ? [] : ((await this.ctx.resolver.codeSystemVersions?.(url)) ?? []);
+    const known =
+      versions.length > 0
+        ? ` Valid versions: ${versions.sort(compareVersionsDesc).reverse().join(' or ')}`
+        : '';
+    const message =
+      v === undefined
+        ? `A definition for CodeSystem '${url}' could not be found, so the value set cannot be expanded`
+        : `A definition for CodeSystem '${url}' version '${v}' could not be found, so the value set cannot be ` +
+          `expanded.${known}`;
+    return new TerminologyError(422, 'not-found', message, [path]);
   }
 
   private async systemPart(

@@ -123,6 +123,8 @@ export class EntrySet {
 export class Membership extends EntrySet {
   deps: Dependency[] = [];
   usedValueSets: string[] = [];
+  /** Version parameters that chose a code system version (`name|system|version`): echoed in the expansion. */
+  versionParams: string[] = [];
   /** Per position: NEST_* (0: always flat, e.g. an enumerated concept); undefined when no entry may nest. */
   nest?: Uint8Array;
 
