@@ -575,9 +575,9 @@ describe('expandValueSet: compose', () => {
   });
 
   describe('errors', () => {
-    it('unknown code system: 422 not-found naming the include (in expression)', async () => {
+    it('unknown code system: 422 not-found with the tx-issue-type not-found', async () => {
       const err = await expand(vsOf([{ system: 'http://example.org/unknown' }])).catch((e: unknown) => e);
-      expect((err as TerminologyError).expression).toEqual(['ValueSet.compose.include[0]']);
+      expect((err as TerminologyError).txIssueType).toBe('not-found');
       await expectError(
         expand(vsOf([{ system: 'http://example.org/unknown' }])),
         422,

@@ -324,7 +324,10 @@ export function expandLimitsOf(config: Config): ExpandLimits {
 export function toApiError(err: unknown): unknown {
   if (err instanceof TerminologyError) {
     // The engine's issue codes are FHIR IssueType codes ('code-invalid' included), valid in an OperationOutcome.
-    return new ApiError(err.status, err.issueCode as IssueCode, err.message, { expression: err.expression });
+    return new ApiError(err.status, err.issueCode as IssueCode, err.message, {
+      expression: err.expression,
+      txIssueType: err.txIssueType,
+    });
   }
   return err;
 }

@@ -115,6 +115,11 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
   return m;
 }
 
+function withTxIssueType(type: string, err: TerminologyError): TerminologyError {
+  err.txIssueType = type;
+  return err;
+}
+
 /** Pre-expanded value set: the nested contains flattened in document order, one synthetic index per system. */
 function fromContains(m: Membership, contains: ValueSetContains[]): void {
   const groups = new Map<string, { system: string; version?: string; rows: ConceptInput[] }>();
@@ -246,14 +251,16 @@ class Evaluator {
       via = 'check-system-version';
     }
     const idx = await resolveCodeSystem(this.ctx.resolver, url, v);
-    if (!idx) throw await this.unknownSystem(url, v, path);
+    if (!idx) throw await this.unknownSystem(url, v);
     if (check !== undefined && via !== 'check-system-version' && !versionMatches(idx.version ?? '', check)) {
-      throw new TerminologyError(
-        400,
-        'exception',
-        `The version '${idx.version ?? ''}' is not allowed for system '${url}': required to be '${check}' by a ` +
-          `version-check parameter`,
-        [path],
+      throw withTxIssueType(
+        'version-error',
+        new TerminologyError(
+          400,
+          'exception',
+          `The version '${idx.version ?? ''}' is not allowed for system '${url}': required to be '${check}' by a ` +
+            `version-check parameter`,
+        ),
       );
     }
     if (via) this.versionParams.add(`${via}|${url}|${via === 'force-system-version' ? forced : v}`);
@@ -262,7 +269,7 @@ class Evaluator {
   }
 
   /** The error for a code system (version) that cannot be found, naming the versions there are. */
-  private async unknownSystem(url: string, v: string | undefined, path: string): Promise<TerminologyError> {
+  private async unknownSystem(url: string, v: string | undefined): Promise<TerminologyError> {
     const versions = v === undefined ? [] : ((await this.ctx.resolver.codeSystemVersions?.(url)) ?? []);
     const known =
       versions.length > 0
@@ -273,7 +280,10 @@ class Evaluator {
         ? `A definition for CodeSystem '${url}' could not be found, so the value set cannot be expanded`
         : `A definition for CodeSystem '${url}' version '${v}' could not be found, so the value set cannot be ` +
           `expanded.${known}`;
-    return new TerminologyError(422, 'not-found', message, [path]);
+    // No expression: as in the IG's errors, the message names the code system (the path is not in the request).
+    const err = new TerminologyError(422, 'not-found', message);
+    err.txIssueType = 'not-found';
+    return err;
   }
 
   private async systemPart(

@@ -8,6 +8,9 @@ export class TerminologyError extends Error {
   readonly issueCode: TerminologyIssueCode;
   /** FHIRPath-ish locations of the problem (e.g. `ValueSet.compose.include[0].filter[1]`). */
   readonly expression?: string[];
+  /** The HL7 terminology ecosystem's issue type (`http://hl7.org/fhir/tools/CodeSystem/tx-issue-type`), e.g.
+   * `not-found`, `version-error`: sent as `details.coding`. */
+  txIssueType?: string;
 
   constructor(status: number, issueCode: TerminologyIssueCode, message: string, expression?: string[]) {
     super(message);
