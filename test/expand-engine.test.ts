@@ -971,6 +971,40 @@ describe('expandValueSet: hierarchical expansions', () => {
   });
 });
 
+describe('expandValueSet: notSelectable', () => {
+  const cs = (
+    code: string,
+    uri = 'http://hl7.org/fhir/concept-properties#notSelectable',
+  ): CodeSystemResource => ({
+    resourceType: 'CodeSystem',
+    url: `http://example.org/cs/ns-${code}`,
+    content: 'complete',
+    property: [{ code, uri, type: 'boolean' }],
+    concept: [
+      { code: 'U', display: 'Says nothing' },
+      { code: 'S', display: 'Selectable', property: [{ code, valueBoolean: false }] },
+      { code: 'NS', display: 'Not selectable', property: [{ code, valueBoolean: true }] },
+    ],
+  });
+  const r = standardResolver();
+  r.addCodeSystem(cs('notSelectable'));
+  r.addCodeSystem(cs('not-selectable'));
+  const engine = new ExpansionEngine();
+  const expand = (include: ValueSetInclude) => engine.expand(vsOf([include]), {}, r, LIMITS);
+
+  it('notSelectable = false selects the concepts that say so; = true the abstract ones', async () => {
+    const system = 'http://example.org/cs/ns-notSelectable';
+    const f = (value: string) => [{ property: 'notSelectable', op: '=', value }];
+    expect(codes(await expand({ system, filter: f('false') }))).toEqual(['S']);
+    expect(codes(await expand({ system, filter: f('true') }))).toEqual(['NS']);
+  });
+
+  it('a property declared with the notSelectable uri under another code makes concepts abstract', async () => {
+    const res = await expand({ system: 'http://example.org/cs/ns-not-selectable' });
+    expect(res.expansion.contains!.filter((c) => c.abstract).map((c) => c.code)).toEqual(['NS']);
+  });
+});
+
 describe('benchmark code system (100,000 concepts)', () => {
   // Generated outside the tree (100k concepts must not be committed, linted or formatted); reused when present.
   const dir = path.join(os.tmpdir(), 'fhir-expand-engine-bench');

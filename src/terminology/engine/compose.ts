@@ -496,7 +496,12 @@ function propertyGetter(src: CodeSystemIndex, property: string): (ord: number) =
     case 'inactive':
       return (o) => [String((src.flags[o] & FLAG_INACTIVE) !== 0)];
     case 'notSelectable':
-      return (o) => [String((src.flags[o] & FLAG_ABSTRACT) !== 0)];
+      // The concept's own notSelectable value; one without it only when abstract (as the IG's tests read
+      // `notSelectable = false`: concepts that say so, not those that say nothing).
+      return (o) => {
+        const own = src.propertyValues(o, 'notSelectable');
+        return own.length > 0 ? own : (src.flags[o] & FLAG_ABSTRACT) !== 0 ? ['true'] : [];
+      };
     default:
       return (o) => src.propertyValues(o, property);
   }
