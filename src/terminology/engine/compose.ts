@@ -231,11 +231,7 @@ class Evaluator {
 
   /** The code system of an include: force-system-version over include.version over system-version, then
    * check-system-version (a default when nothing else names a version, else a check); versions may be patterns. */
-  private async resolveSystem(
-    url: string,
-    version: string | undefined,
-    path: string,
-  ): Promise<CodeSystemIndex> {
+  private async resolveSystem(url: string, version: string | undefined): Promise<CodeSystemIndex> {
     const forced = this.ctx.forceSystemVersion.get(url);
     const check = this.ctx.checkSystemVersion?.get(url);
     let v = version;
@@ -293,7 +289,7 @@ class Evaluator {
     isExclude: boolean,
     emit: Emit,
   ): Promise<void> {
-    let src = await this.resolveSystem(system, inc.version, path);
+    let src = await this.resolveSystem(system, inc.version);
     const masks: Uint8Array[] = [];
     for (const [k, f] of (inc.filter ?? []).entries()) {
       const mk = evaluateFilter(src, f, `${path}.filter[${k}]`, this.ctx.regexLimits, this.ctx.regexSpent);
