@@ -948,6 +948,18 @@ describe('expandValueSet: hierarchical expansions', () => {
     expect(tree(page.expansion.contains)).toEqual(ALL_HIER.slice(0, 3));
   });
 
+  it('an include that selects nothing still names its code system in used-codesystem', async () => {
+    const res = await expand(
+      vsOf([{ system: HIER, filter: [{ property: 'concept', op: 'is-a', value: 'no-such-code' }] }]),
+    );
+    expect(res.expansion.total).toBe(0);
+    expect(param(res, 'used-codesystem')).toEqual([`${HIER}|1.0.0`]);
+    // Everything excluded: the include still used it.
+    const none = await expand(vsOf([{ system: GENDER }], [{ system: GENDER }]));
+    expect(none.expansion.total).toBe(0);
+    expect(param(none, 'used-codesystem')).toHaveLength(1);
+  });
+
   it('a cycle of parent properties does not lose its concepts', async () => {
     const rr = standardResolver();
     rr.addCodeSystem({

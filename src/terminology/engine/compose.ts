@@ -82,6 +82,7 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
   const deps = new Map<string, Dependency>();
   const usedVs = new Set<string>();
   const versionParams = new Set<string>();
+  const includedSystems = new Set<string>();
   const dep = (d: Dependency): void => {
     deps.set(`${d.kind}|${d.url}|${d.version ?? ''}`, d);
   };
@@ -93,7 +94,7 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
   }
 
   const compose = vs.compose;
-  const ev = new Evaluator(ctx, dep, usedVs, versionParams);
+  const ev = new Evaluator(ctx, dep, usedVs, versionParams, includedSystems);
   // Excludes first: an EntrySet to subtract.
   const excluded = new EntrySet();
   for (const [i, exc] of (compose.exclude ?? []).entries()) {
@@ -112,6 +113,7 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
   m.deps = [...deps.values()];
   m.usedValueSets = [...usedVs];
   m.versionParams = [...versionParams];
+  m.includedSystems = [...includedSystems];
   return m;
 }
 
@@ -168,6 +170,8 @@ class Evaluator {
     private readonly usedVs: Set<string>,
     /** Version parameters that chose a version (`name|system|version`), echoed in the expansion. */
     private readonly versionParams: Set<string>,
+    /** `system|version` of the code systems includes used (not excludes). */
+    private readonly includedSystems: Set<string>,
   ) {}
 
   async include(inc: ValueSetInclude, path: string, isExclude: boolean, emit: Emit): Promise<void> {
@@ -226,6 +230,7 @@ class Evaluator {
     this.usedVs.add(vs.version ? `${url}|${vs.version}` : url);
     for (const u of m.usedValueSets) this.usedVs.add(u);
     for (const p of m.versionParams) this.versionParams.add(p);
+    for (const u of m.includedSystems) this.includedSystems.add(u);
     return m;
   }
 
@@ -290,6 +295,7 @@ class Evaluator {
     emit: Emit,
   ): Promise<void> {
     let src = await this.resolveSystem(system, inc.version);
+    if (!isExclude) this.includedSystems.add(src.version ? `${src.url}|${src.version}` : src.url);
     const masks: Uint8Array[] = [];
     for (const [k, f] of (inc.filter ?? []).entries()) {
       const mk = evaluateFilter(src, f, `${path}.filter[${k}]`, this.ctx.regexLimits, this.ctx.regexSpent);

@@ -138,10 +138,16 @@ export class Membership extends EntrySet {
     this.nest[pos] = how;
   }
 
-  /** `system|version` of each code system a member comes from (expansion parameter `used-codesystem`). */
+  /** `system|version` of every code system an include (of this value set or an imported one) used, members or
+   * not: an include whose filter matched nothing still used its code system. */
+  includedSystems: string[] = [];
+
+  /** `system|version` of each code system a member comes from, then those included without members (expansion
+   * parameter `used-codesystem`). */
   usedCodeSystems(): string[] {
     const out = new Set<string>();
     for (const s of this.sources) out.add(s.version ? `${s.url}|${s.version}` : s.url);
+    for (const u of this.includedSystems) out.add(u);
     return [...out];
   }
 
