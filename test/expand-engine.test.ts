@@ -19,6 +19,7 @@ import {
   type ExpandRequest,
   type Resolver,
   type ValueSetInclude,
+  type ValueSetContains,
   type ValueSetResource,
   type ValueSetResourceWithExpansion,
 } from '../src/terminology/engine/index.js';
@@ -35,6 +36,7 @@ const VERSIONED = 'http://example.org/fhir/CodeSystem/versioned';
 /** Code systems by url (the last registered version is the current one) and value sets by url. */
 class TestResolver implements Resolver {
   readonly systems = new Map<string, CodeSystemIndex[]>();
+  codeSystemVersions?: (url: string) => Promise<string[]>;
   readonly valueSets = new Map<string, ValueSetResource>();
   calls = 0;
 
@@ -82,8 +84,11 @@ const vsOf = (include: ValueSetInclude[], exclude?: ValueSetInclude[], extra?: o
   ...extra,
 });
 
-const codes = (r: ValueSetResourceWithExpansion): string[] =>
-  (r.expansion.contains ?? []).map((c) => c.code!);
+/** The codes of an expansion in order, depth first (a hierarchical expansion lists a parent before its children). */
+const codes = (r: ValueSetResourceWithExpansion): string[] => flatCodes(r.expansion.contains);
+function flatCodes(list: ValueSetContains[] | undefined): string[] {
+  return (list ?? []).flatMap((c) => [c.code!, ...flatCodes(c.contains)]);
+}
 const param = (r: ValueSetResourceWithExpansion, name: string): unknown[] =>
   (r.expansion.parameter ?? [])
     .filter((p) => p.name === name)
@@ -160,7 +165,7 @@ describe('expandValueSet: compose', () => {
 
   it('a whole system: every concept in document order, with abstract and inactive; compose only when asked', async () => {
     const vs = vsOf([{ system: HIER }]);
-    const res = await expand(vs);
+    const res = await expand(vs, { excludeNested: true });
     expect(codes(res)).toEqual(ALL_HIER);
     expect(res.expansion.total).toBe(17);
     expect(res.expansion.offset).toBeUndefined();
@@ -286,7 +291,8 @@ describe('expandValueSet: compose', () => {
     ],
   ];
   it.each(filterCases)('filter %s', async (_name, filter, expected) => {
-    const res = await expand(vsOf([{ system: HIER, filter }]));
+    // Flat: these check membership and order (hierarchical output has tests of its own).
+    const res = await expand(vsOf([{ system: HIER, filter }]), { excludeNested: true });
     expect(codes(res)).toEqual(expected);
     expect(res.expansion.total).toBe(expected.length);
   });
@@ -332,6 +338,7 @@ describe('expandValueSet: compose', () => {
         { system: HIER, filter: [{ property: 'concept', op: 'is-a', value: 'heart' }] },
         { system: HIER, concept: [{ code: 'heart' }] },
       ]),
+      { excludeNested: true },
     );
     expect(codes(res)).toEqual(['hf', 'heart', 'hf-acute', 'hf-chronic', 'old-hf']);
     expect(res.expansion.contains![0].display).toBe('Cardiac failure');
@@ -423,8 +430,8 @@ describe('expandValueSet: compose', () => {
       const vs = vsOf([{ system: VERSIONED }]);
       const sv = await expand(vs, { systemVersion: `${VERSIONED}|1.0.0` });
       expect(codes(sv)).toEqual(['a', 'b']);
-      // Not echoed (the IG's expected expansions leave it out); used-codesystem says which version was used.
-      expect(param(sv, 'system-version')).toEqual([]);
+      // Echoed because it chose the version (the IG's expected expansions show it so).
+      expect(param(sv, 'system-version')).toEqual([`${VERSIONED}|1.0.0`]);
       expect(param(sv, 'used-codesystem')).toEqual([`${VERSIONED}|1.0.0`]);
       const pinned = vsOf([{ system: VERSIONED, version: '2.0.0' }]);
       expect(codes(await expand(pinned, { systemVersion: `${VERSIONED}|1.0.0` }))).toEqual(['a', 'b', 'c']);
@@ -451,7 +458,75 @@ describe('expandValueSet: compose', () => {
         expand(vsOf([{ system: VERSIONED, version: '9.9' }])),
         422,
         'not-found',
-        /Unknown code system http:\/\/example.org\/fhir\/CodeSystem\/versioned version 9.9/,
+        /A definition for CodeSystem 'http:\/\/example.org\/fhir\/CodeSystem\/versioned' version '9.9' could not be found/,
+      );
+    });
+
+    it('a wildcard version (1.x, 2.0.x, *) takes the highest matching version', async () => {
+      // The test resolver knows no version list: give it one, as the service does.
+      const rr = standardResolver();
+      rr.codeSystemVersions = async (url: string) => (url === VERSIONED ? ['1.0.0', '2.0.0'] : []);
+      const e = new ExpansionEngine();
+      const used = async (include: ValueSetInclude, req: ExpandRequest = {}) =>
+        param(await e.expand(vsOf([include]), req, rr, LIMITS), 'used-codesystem');
+      expect(await used({ system: VERSIONED, version: '1.x' })).toEqual([`${VERSIONED}|1.0.0`]);
+      expect(await used({ system: VERSIONED, version: '2.0.x' })).toEqual([`${VERSIONED}|2.0.0`]);
+      expect(await used({ system: VERSIONED, version: '*' })).toEqual([`${VERSIONED}|2.0.0`]);
+      await expectError(
+        e.expand(vsOf([{ system: VERSIONED, version: '3.x' }]), {}, rr, LIMITS),
+        422,
+        'not-found',
+        /version '3.x' could not be found, so the value set cannot be expanded. Valid versions: 1.0.0 or 2.0.0/,
+      );
+      // force-system-version and system-version take patterns too, and are echoed when they chose the version.
+      const forced = await e.expand(
+        vsOf([{ system: VERSIONED, version: '2.0.0' }]),
+        { forceSystemVersion: `${VERSIONED}|1.x` },
+        rr,
+        LIMITS,
+      );
+      expect(param(forced, 'used-codesystem')).toEqual([`${VERSIONED}|1.0.0`]);
+      expect(param(forced, 'force-system-version')).toEqual([`${VERSIONED}|1.x`]);
+      const pinned = await e.expand(
+        vsOf([{ system: VERSIONED, version: '2.0.0' }]),
+        { systemVersion: `${VERSIONED}|1.0.0` },
+        rr,
+        LIMITS,
+      );
+      // system-version only fills in a missing version: not used here, so not echoed.
+      expect(param(pinned, 'used-codesystem')).toEqual([`${VERSIONED}|2.0.0`]);
+      expect(param(pinned, 'system-version')).toEqual([]);
+    });
+
+    it('check-system-version: the default for an include without version, an error for another version', async () => {
+      const rr = standardResolver();
+      rr.codeSystemVersions = async (url: string) => (url === VERSIONED ? ['1.0.0', '2.0.0'] : []);
+      const e = new ExpansionEngine();
+      const res = await e.expand(
+        vsOf([{ system: VERSIONED }]),
+        { checkSystemVersion: `${VERSIONED}|1.x` },
+        rr,
+        LIMITS,
+      );
+      expect(param(res, 'used-codesystem')).toEqual([`${VERSIONED}|1.0.0`]);
+      expect(param(res, 'check-system-version')).toEqual([`${VERSIONED}|1.x`]);
+      const ok = await e.expand(
+        vsOf([{ system: VERSIONED, version: '1.0.0' }]),
+        { checkSystemVersion: `${VERSIONED}|1.x` },
+        rr,
+        LIMITS,
+      );
+      expect(param(ok, 'check-system-version')).toEqual([]);
+      await expectError(
+        e.expand(
+          vsOf([{ system: VERSIONED, version: '2.0.0' }]),
+          { checkSystemVersion: `${VERSIONED}|1.x` },
+          rr,
+          LIMITS,
+        ),
+        400,
+        'exception',
+        /The version '2.0.0' is not allowed for system '.*versioned': required to be '1.x' by a version-check parameter/,
       );
     });
   });
@@ -500,12 +575,14 @@ describe('expandValueSet: compose', () => {
   });
 
   describe('errors', () => {
-    it('unknown code system: 422 not-found naming the include', async () => {
+    it('unknown code system: 422 not-found with the tx-issue-type not-found', async () => {
+      const err = await expand(vsOf([{ system: 'http://example.org/unknown' }])).catch((e: unknown) => e);
+      expect((err as TerminologyError).txIssueType).toBe('not-found');
       await expectError(
         expand(vsOf([{ system: 'http://example.org/unknown' }])),
         422,
         'not-found',
-        /Unknown code system http:\/\/example.org\/unknown \(ValueSet.compose.include\[0\]\)/,
+        /A definition for CodeSystem 'http:\/\/example.org\/unknown' could not be found/,
       );
     });
 
@@ -807,6 +884,138 @@ describe('expandValueSet: parameters', () => {
 });
 
 // ------------------------------------------------------------------------------------------ benchmark data
+
+describe('expandValueSet: hierarchical expansions', () => {
+  const r = standardResolver();
+  const engine = new ExpansionEngine();
+  const expand = (vs: ValueSetResource, req: ExpandRequest = {}) => engine.expand(vs, req, r, LIMITS);
+  /** The tree as nested code arrays: [code, [children...]] or code for a leaf. */
+  type Tree = Array<string | [string, Tree]>;
+  const tree = (list: ValueSetContains[] | undefined): Tree =>
+    (list ?? []).map((c) => (c.contains ? [c.code!, tree(c.contains)] : c.code!));
+
+  it('a whole system nests every concept under its parent unless excludeNested; total counts them all', async () => {
+    const res = await expand(vsOf([{ system: HIER }]));
+    expect(res.expansion.total).toBe(17);
+    expect(tree(res.expansion.contains)).toEqual([
+      [
+        'disorder',
+        [
+          ['liver', [['hepatitis', ['hepatitis-a', 'hepatitis-b']], 'cirrhosis', 'hepatorenal']],
+          ['heart', [['hf', ['hf-acute', 'hf-chronic']], 'old-hf']],
+          'kidney',
+          'meniere',
+        ],
+      ],
+      ['finding', ['fever', 'cough']],
+    ]);
+    // excludeNested=false asks for the same; true gives the flat list.
+    expect(
+      tree((await expand(vsOf([{ system: HIER }]), { excludeNested: false })).expansion.contains),
+    ).toEqual(tree(res.expansion.contains));
+    expect(
+      tree((await expand(vsOf([{ system: HIER }]), { excludeNested: true })).expansion.contains),
+    ).toEqual(ALL_HIER);
+  });
+
+  it('a child whose parent is left out moves up; an is-a branch keeps its hierarchy', async () => {
+    const active = await expand(vsOf([{ system: HIER }]), { activeOnly: true, excludeNotForUI: true });
+    expect(active.expansion.total).toBe(15);
+    expect(tree(active.expansion.contains).slice(0, 2)).toEqual([
+      ['liver', [['hepatitis', ['hepatitis-a', 'hepatitis-b']], 'cirrhosis', 'hepatorenal']],
+      ['heart', [['hf', ['hf-acute', 'hf-chronic']]]],
+    ]);
+    const isa = await expand(
+      vsOf([{ system: HIER, filter: [{ property: 'concept', op: 'is-a', value: 'heart' }] }]),
+    );
+    expect(tree(isa.expansion.contains)).toEqual([['heart', [['hf', ['hf-acute', 'hf-chronic']], 'old-hf']]]);
+  });
+
+  it('stays flat for enumerated concepts, a text filter over a whole system, and a page', async () => {
+    const enumerated = await expand(vsOf([{ system: HIER, concept: [{ code: 'heart' }, { code: 'hf' }] }]));
+    expect(tree(enumerated.expansion.contains)).toEqual(['heart', 'hf']);
+    // A text filter over the whole system is a search: a flat ranked list (the reference server answers so).
+    const searched = await expand(vsOf([{ system: HIER }]), { filter: 'hepatitis' });
+    expect(tree(searched.expansion.contains)).toEqual(['hepatitis', 'hepatitis-a', 'hepatitis-b']);
+    // Within an is-a branch the matches keep their hierarchy.
+    const branch = await expand(
+      vsOf([{ system: HIER, filter: [{ property: 'concept', op: 'is-a', value: 'liver' }] }]),
+      { filter: 'hepatitis' },
+    );
+    expect(tree(branch.expansion.contains)).toEqual([['hepatitis', ['hepatitis-a', 'hepatitis-b']]]);
+    // count/offset page the flat list (a page of a tree is not defined).
+    const page = await expand(vsOf([{ system: HIER }]), { count: 3 });
+    expect(tree(page.expansion.contains)).toEqual(ALL_HIER.slice(0, 3));
+  });
+
+  it('an include that selects nothing still names its code system in used-codesystem', async () => {
+    const res = await expand(
+      vsOf([{ system: HIER, filter: [{ property: 'concept', op: 'is-a', value: 'no-such-code' }] }]),
+    );
+    expect(res.expansion.total).toBe(0);
+    expect(param(res, 'used-codesystem')).toEqual([`${HIER}|1.0.0`]);
+    // Everything excluded: the include still used it.
+    const none = await expand(vsOf([{ system: GENDER }], [{ system: GENDER }]));
+    expect(none.expansion.total).toBe(0);
+    expect(param(none, 'used-codesystem')).toHaveLength(1);
+  });
+
+  it('a cycle of parent properties does not lose its concepts', async () => {
+    const rr = standardResolver();
+    rr.addCodeSystem({
+      resourceType: 'CodeSystem',
+      url: 'http://example.org/cs/cycle',
+      content: 'complete',
+      concept: [
+        { code: 'a', property: [{ code: 'parent', valueCode: 'b' }] },
+        { code: 'b', property: [{ code: 'parent', valueCode: 'a' }] },
+        { code: 'c', property: [{ code: 'parent', valueCode: 'b' }] },
+      ],
+    });
+    const res = await new ExpansionEngine().expand(
+      vsOf([{ system: 'http://example.org/cs/cycle' }]),
+      {},
+      rr,
+      LIMITS,
+    );
+    expect(res.expansion.total).toBe(3);
+    expect(codes(res).sort()).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('expandValueSet: notSelectable', () => {
+  const cs = (
+    code: string,
+    uri = 'http://hl7.org/fhir/concept-properties#notSelectable',
+  ): CodeSystemResource => ({
+    resourceType: 'CodeSystem',
+    url: `http://example.org/cs/ns-${code}`,
+    content: 'complete',
+    property: [{ code, uri, type: 'boolean' }],
+    concept: [
+      { code: 'U', display: 'Says nothing' },
+      { code: 'S', display: 'Selectable', property: [{ code, valueBoolean: false }] },
+      { code: 'NS', display: 'Not selectable', property: [{ code, valueBoolean: true }] },
+    ],
+  });
+  const r = standardResolver();
+  r.addCodeSystem(cs('notSelectable'));
+  r.addCodeSystem(cs('not-selectable'));
+  const engine = new ExpansionEngine();
+  const expand = (include: ValueSetInclude) => engine.expand(vsOf([include]), {}, r, LIMITS);
+
+  it('notSelectable = false selects the concepts that say so; = true the abstract ones', async () => {
+    const system = 'http://example.org/cs/ns-notSelectable';
+    const f = (value: string) => [{ property: 'notSelectable', op: '=', value }];
+    expect(codes(await expand({ system, filter: f('false') }))).toEqual(['S']);
+    expect(codes(await expand({ system, filter: f('true') }))).toEqual(['NS']);
+  });
+
+  it('a property declared with the notSelectable uri under another code makes concepts abstract', async () => {
+    const res = await expand({ system: 'http://example.org/cs/ns-not-selectable' });
+    expect(res.expansion.contains!.filter((c) => c.abstract).map((c) => c.code)).toEqual(['NS']);
+  });
+});
 
 describe('benchmark code system (100,000 concepts)', () => {
   // Generated outside the tree (100k concepts must not be committed, linted or formatted); reused when present.

@@ -25,8 +25,14 @@ function expandInline(token: string, valueSet: unknown) {
   });
 }
 
-const codes = (body: { expansion?: { contains?: Array<{ code: string }> } }) =>
-  (body.expansion?.contains ?? []).map((c) => c.code).sort();
+interface Entry {
+  code: string;
+  contains?: Entry[];
+}
+const flat = (list: Entry[] | undefined): string[] =>
+  (list ?? []).flatMap((c) => [c.code, ...flat(c.contains)]);
+/** Every code of the expansion (nested ones too), sorted. */
+const codes = (body: { expansion?: { contains?: Entry[] } }) => flat(body.expansion?.contains).sort();
 
 beforeAll(async () => {
   s = await startTestServer({ config: { loadCoreTerminology: true } });

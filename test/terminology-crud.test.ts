@@ -335,7 +335,11 @@ describe('deeply nested CodeSystem', () => {
       },
     });
     expect(e.status).toBe(200);
-    expect(e.body.expansion.contains.map((c: { code: string }) => c.code)).toEqual(['n98', 'n99']);
+    // Hierarchical (excludeNested not given): n99 nested under its parent n98.
+    expect(e.body.expansion.total).toBe(2);
+    expect(e.body.expansion.contains).toHaveLength(1);
+    expect(e.body.expansion.contains[0].code).toBe('n98');
+    expect(e.body.expansion.contains[0].contains.map((c: { code: string }) => c.code)).toEqual(['n99']);
   });
 
   it('nested 101 deep is refused', async () => {

@@ -43,8 +43,15 @@ function expand(query: string, t = token) {
   return call(s.base, 'GET', `fhir/R4/ValueSet/$expand?${query}`, { token: t });
 }
 
-function codes(body: { expansion: { contains?: Array<{ code: string }> } }): string[] {
-  return (body.expansion.contains ?? []).map((c) => c.code);
+interface Entry {
+  code: string;
+  contains?: Entry[];
+}
+/** The codes of an expansion in order, depth first (a hierarchical expansion lists a parent before its children). */
+function codes(body: { expansion: { contains?: Entry[] } }): string[] {
+  const flat = (list: Entry[] | undefined): string[] =>
+    (list ?? []).flatMap((c) => [c.code, ...flat(c.contains)]);
+  return flat(body.expansion.contains);
 }
 
 beforeAll(async () => {

@@ -1,7 +1,8 @@
 // $expand as the HL7 terminology ecosystem runner calls it: a `uuid` cache-buster, the code systems and value sets
 // given as `tx-resource` (for that request only), the definition (compose) only with includeDefinition,
 // contains.version only when several versions of a system contribute, the echoes the IG expects (no
-// system-version/valueSetVersion, offset only when asked, no publisher/description) and Accept-Language.
+// valueSetVersion, system-version only when it chose a version, offset only when asked, no publisher/description),
+// Accept-Language, wildcard versions, check-system-version and error bodies with tx-issue-type codings.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, dropSchema, signIn, startTestServer, type TestServer } from './helpers/server.js';
 
@@ -77,7 +78,7 @@ describe('$expand with the parameters the HL7 test runner sends', () => {
     expect(res.body.expansion.offset).toBeUndefined();
   });
 
-  it('echoes what the IG expects: offset only when asked, not system-version or valueSetVersion', async () => {
+  it('echoes what the IG expects: offset only when asked, system-version when it chose, not valueSetVersion', async () => {
     const res = await expand([
       { name: 'url', valueUri: VS },
       { name: 'valueSetVersion', valueString: '1.0.0' },
@@ -91,6 +92,7 @@ describe('$expand with the parameters the HL7 test runner sends', () => {
     expect(res.body.expansion.offset).toBeUndefined();
     expect(res.body.expansion.parameter).toEqual([
       { name: 'count', valueInteger: 1 },
+      { name: 'system-version', valueUri: `${CS}|1.0.0` },
       { name: 'used-codesystem', valueUri: `${CS}|1.0.0` },
     ]);
     const paged = await expand([
@@ -101,6 +103,49 @@ describe('$expand with the parameters the HL7 test runner sends', () => {
     ]);
     expect(paged.body.expansion.offset).toBe(1);
     expect(paged.body.expansion.contains.map((c: { code: string }) => c.code)).toEqual(['green']);
+  });
+
+  it('wildcard versions, check-system-version, and error bodies with a tx-issue-type coding', async () => {
+    const both = [tx(colours('1.0.0', ['red'])), tx(colours('1.2.0', ['red', 'green']))];
+    const withVersion = (version: string) => ({
+      name: 'valueSet',
+      resource: { resourceType: 'ValueSet', compose: { include: [{ system: CS, version }] } },
+    });
+    const wild = await expand([withVersion('1.x.x'), ...both, uuid]);
+    expect(wild.status, wild.text).toBe(200);
+    expect(wild.body.expansion.parameter).toEqual([{ name: 'used-codesystem', valueUri: `${CS}|1.2.0` }]);
+
+    const unknown = await expand([withVersion('1'), ...both]);
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.issue).toEqual([
+      {
+        severity: 'error',
+        code: 'not-found',
+        details: {
+          coding: [{ system: 'http://hl7.org/fhir/tools/CodeSystem/tx-issue-type', code: 'not-found' }],
+          text:
+            `A definition for CodeSystem '${CS}' version '1' could not be found, so the value set cannot be ` +
+            'expanded. Valid versions: 1.0.0 or 1.2.0',
+        },
+      },
+    ]);
+
+    const check = { name: 'check-system-version', valueUri: `${CS}|1.0.x` };
+    const checked = await expand([{ name: 'url', valueUri: VS }, tx(allColours), ...both, check]);
+    expect(checked.status, checked.text).toBe(200);
+    expect(checked.body.expansion.parameter).toEqual([
+      { name: 'check-system-version', valueUri: `${CS}|1.0.x` },
+      { name: 'used-codesystem', valueUri: `${CS}|1.0.0` },
+    ]);
+    const refused = await expand([withVersion('1.2.0'), ...both, check]);
+    expect(refused.status).toBe(400);
+    expect(refused.body.issue[0]).toMatchObject({
+      code: 'exception',
+      details: {
+        coding: [{ system: 'http://hl7.org/fhir/tools/CodeSystem/tx-issue-type', code: 'version-error' }],
+        text: `The version '1.2.0' is not allowed for system '${CS}': required to be '1.0.x' by a version-check parameter`,
+      },
+    });
   });
 
   it('Accept-Language acts as displayLanguage (the parameter wins; "*" alone is no preference)', async () => {

@@ -28,7 +28,7 @@ export class ApiError extends GraphQLError {
     public readonly status: number,
     public readonly issueCode: IssueCode,
     message: string,
-    extra: { expression?: string[]; oauthError?: string } = {},
+    extra: { expression?: string[]; oauthError?: string; txIssueType?: string } = {},
   ) {
     super(message, {
       extensions: {
@@ -36,6 +36,7 @@ export class ApiError extends GraphQLError {
         http: { status },
         ...(extra.expression ? { expression: extra.expression } : {}),
         ...(extra.oauthError ? { oauthError: extra.oauthError } : {}),
+        ...(extra.txIssueType ? { txIssueType: extra.txIssueType } : {}),
       },
     });
   }

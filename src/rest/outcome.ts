@@ -10,12 +10,17 @@ export function operationOutcome(
   code: IssueCode,
   text: string,
   expression?: string[],
+  txIssueType?: string,
 ) {
+  // The terminology ecosystem IG's issue type, when the error has one, as details.coding.
+  const details = txIssueType ? { coding: [{ system: TX_ISSUE_TYPE, code: txIssueType }], text } : { text };
   return {
     resourceType: 'OperationOutcome',
-    issue: [{ severity, code, details: { text }, ...(expression ? { expression } : {}) }],
+    issue: [{ severity, code, details, ...(expression ? { expression } : {}) }],
   };
 }
+
+const TX_ISSUE_TYPE = 'http://hl7.org/fhir/tools/CodeSystem/tx-issue-type';
 
 /** Sends a FHIR JSON body. */
 export function sendFhir(res: Response, status: number, body: unknown): void {
@@ -40,8 +45,12 @@ export function sendError(req: Request, res: Response, err: unknown): void {
       res.status(err.status).json({ error: code, error_description: err.message });
       return;
     }
-    const expr = (err.extensions as { expression?: string[] }).expression;
-    sendFhir(res, err.status, operationOutcome('error', err.issueCode, err.message, expr));
+    const ext = err.extensions as { expression?: string[]; txIssueType?: string };
+    sendFhir(
+      res,
+      err.status,
+      operationOutcome('error', err.issueCode, err.message, ext.expression, ext.txIssueType),
+    );
     return;
   }
   const status = httpStatusOf(err);

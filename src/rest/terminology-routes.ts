@@ -26,6 +26,7 @@ const ExpandDoc = graphql(`
     $excludeNotForUI: Boolean
     $systemVersion: [String!]
     $forceSystemVersion: [String!]
+    $checkSystemVersion: [String!]
     $includeDefinition: Boolean
     $txResource: [JSON!]
   ) {
@@ -44,6 +45,7 @@ const ExpandDoc = graphql(`
       excludeNotForUI: $excludeNotForUI
       systemVersion: $systemVersion
       forceSystemVersion: $forceSystemVersion
+      checkSystemVersion: $checkSystemVersion
       includeDefinition: $includeDefinition
       txResource: $txResource
     )
@@ -74,6 +76,7 @@ const PARAMS: Record<string, { key: string; kind: Kind }> = {
   excludeNotForUI: { key: 'excludeNotForUI', kind: 'bool' },
   'system-version': { key: 'systemVersion', kind: 'list' },
   'force-system-version': { key: 'forceSystemVersion', kind: 'list' },
+  'check-system-version': { key: 'checkSystemVersion', kind: 'list' },
   includeDefinition: { key: 'includeDefinition', kind: 'bool' },
 };
 /** Accepted and ignored: formatting is always JSON here; `uuid` is the HL7 test runner's cache-buster (a

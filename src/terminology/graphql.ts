@@ -35,6 +35,10 @@ builder.queryField('expandValueSet', (t) =>
       forceSystemVersion: t.arg.stringList({
         description: 'system|version: version to use whatever the include says',
       }),
+      checkSystemVersion: t.arg.stringList({
+        description:
+          'system|version: version (pattern, e.g. 1.0.x) a code system must have; the default when an include names none',
+      }),
       includeDefinition: t.arg.boolean({ description: 'return the value set definition (compose) too' }),
       txResource: t.arg({
         type: ['JSON'],
@@ -62,6 +66,8 @@ builder.queryField('expandValueSet', (t) =>
       if (a.systemVersion && a.systemVersion.length > 0) req.systemVersion = a.systemVersion;
       if (a.forceSystemVersion && a.forceSystemVersion.length > 0)
         req.forceSystemVersion = a.forceSystemVersion;
+      if (a.checkSystemVersion && a.checkSystemVersion.length > 0)
+        req.checkSystemVersion = a.checkSystemVersion;
       if (a.includeDefinition) req.includeDefinition = true;
       return ctx.services.terminology.expand(
         p.projectId,

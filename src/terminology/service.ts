@@ -218,12 +218,22 @@ export class TerminologyService {
       r = {
         scope: projectId,
         codeSystem: (url, version) => this.codeSystemIndex(projectId, url, version),
+        codeSystemVersions: (url) => this.codeSystemVersions(projectId, url),
         valueSet: async (url, version) => (await this.valueSet(projectId, url, version)) ?? undefined,
         generation: () => this.generation,
       };
       this.resolvers.set(projectId, r);
     }
     return r;
+  }
+
+  /** Every version of a code system the project sees (only for wildcard versions and error messages: a query). */
+  private async codeSystemVersions(projectId: string, url: string): Promise<string[]> {
+    const rows = await this.db.sql<{ version: string | null }>(
+      `SELECT DISTINCT version FROM "CodeSystem" WHERE url = $1 AND ("projectId" = $2::uuid OR "projectId" IS NULL)`,
+      [url, projectId],
+    );
+    return rows.flatMap((r) => (r.version ? [r.version] : []));
   }
 
   private async valueSet(projectId: string, url: string, version?: string): Promise<ValueSetResource | null> {
@@ -451,7 +461,10 @@ export function expandLimitsOf(config: Config): ExpandLimits {
 export function toApiError(err: unknown): unknown {
   if (err instanceof TerminologyError) {
     // The engine's issue codes are FHIR IssueType codes ('code-invalid' included), valid in an OperationOutcome.
-    return new ApiError(err.status, err.issueCode as IssueCode, err.message, { expression: err.expression });
+    return new ApiError(err.status, err.issueCode as IssueCode, err.message, {
+      expression: err.expression,
+      txIssueType: err.txIssueType,
+    });
   }
   return err;
 }

@@ -55,6 +55,11 @@ export function txResourceResolver(base: Resolver, resources: unknown[]): Resolv
       }
       return index;
     },
+    async codeSystemVersions(url) {
+      const own = codeSystems.filter((c) => c.url === url && c.version).map((c) => c.version!);
+      const stored = (await base.codeSystemVersions?.(url)) ?? [];
+      return [...new Set([...own, ...stored])];
+    },
     async valueSet(url, version) {
       return pick(valueSets, url, version) ?? base.valueSet(url, version);
     },

@@ -3,7 +3,15 @@
 // valueSet are intersected, excludes are subtracted, duplicates (same system and code) kept once.
 import { CodeSystemIndex, FLAG_ABSTRACT, FLAG_INACTIVE } from './code-system-index.js';
 import { TerminologyError, invalid } from './errors.js';
-import { EntrySet, Membership, makeOverride, type Dependency, type EntryOverride } from './membership.js';
+import {
+  EntrySet,
+  Membership,
+  makeOverride,
+  NEST_BRANCH,
+  NEST_WHOLE_SYSTEM,
+  type Dependency,
+  type EntryOverride,
+} from './membership.js';
 import {
   compileFilterRegex,
   DEFAULT_REGEX_LIMITS,
@@ -11,6 +19,7 @@ import {
   type RegexLimits,
   type RegexSpent,
 } from './safe-regex.js';
+import { compareVersionsDesc, resolveCodeSystem, versionMatches } from './versions.js';
 import type {
   ConceptInput,
   Resolver,
@@ -24,6 +33,9 @@ export interface ComposeContext {
   resolver: Resolver;
   systemVersion: Map<string, string>;
   forceSystemVersion: Map<string, string>;
+  /** `check-system-version`: the version (pattern) a code system must have; the default when an include names
+   * none. Optional (none checked). */
+  checkSystemVersion?: Map<string, string>;
   /** Canonical urls of the value sets being evaluated, outermost first (cycle detection). */
   stack: string[];
   /** Limits of regex filters (default: DEFAULT_REGEX_LIMITS). */
@@ -34,7 +46,8 @@ export interface ComposeContext {
   importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership>;
 }
 
-type Emit = (src: CodeSystemIndex, ord: number, override?: EntryOverride) => void;
+/** `nest`: how the entry may keep its code system hierarchy in the expansion (NEST_* in membership.ts). */
+type Emit = (src: CodeSystemIndex, ord: number, override?: EntryOverride, nest?: number) => void;
 
 const HIERARCHY_OPS = new Set(['is-a', 'descendent-of', 'is-not-a', 'generalizes']);
 const KNOWN_OPS = new Set([...HIERARCHY_OPS, '=', 'in', 'not-in', 'regex', 'exists']);
@@ -68,6 +81,8 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
   const m = new Membership();
   const deps = new Map<string, Dependency>();
   const usedVs = new Set<string>();
+  const versionParams = new Set<string>();
+  const includedSystems = new Set<string>();
   const dep = (d: Dependency): void => {
     deps.set(`${d.kind}|${d.url}|${d.version ?? ''}`, d);
   };
@@ -79,7 +94,7 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
   }
 
   const compose = vs.compose;
-  const ev = new Evaluator(ctx, dep, usedVs);
+  const ev = new Evaluator(ctx, dep, usedVs, versionParams, includedSystems);
   // Excludes first: an EntrySet to subtract.
   const excluded = new EntrySet();
   for (const [i, exc] of (compose.exclude ?? []).entries()) {
@@ -88,16 +103,23 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
   const dropInactive = compose.inactive === false;
   const includes = compose.include ?? [];
   for (const [i, inc] of includes.entries()) {
-    await ev.include(inc, `ValueSet.compose.include[${i}]`, false, (src, ord, ov) => {
+    await ev.include(inc, `ValueSet.compose.include[${i}]`, false, (src, ord, ov, nest) => {
       if (dropInactive && (src.flags[ord] & FLAG_INACTIVE) !== 0) return;
       if (excluded.size > 0 && excluded.has(src, ord)) return;
-      m.add(src, ord, ov);
+      if (m.add(src, ord, ov) && nest) m.markNest(m.size - 1, nest);
     });
   }
   m.seal();
   m.deps = [...deps.values()];
   m.usedValueSets = [...usedVs];
+  m.versionParams = [...versionParams];
+  m.includedSystems = [...includedSystems];
   return m;
+}
+
+function withTxIssueType(type: string, err: TerminologyError): TerminologyError {
+  err.txIssueType = type;
+  return err;
 }
 
 /** Pre-expanded value set: the nested contains flattened in document order, one synthetic index per system. */
@@ -146,6 +168,10 @@ class Evaluator {
     private readonly ctx: ComposeContext,
     private readonly dep: (d: Dependency) => void,
     private readonly usedVs: Set<string>,
+    /** Version parameters that chose a version (`name|system|version`), echoed in the expansion. */
+    private readonly versionParams: Set<string>,
+    /** `system|version` of the code systems includes used (not excludes). */
+    private readonly includedSystems: Set<string>,
   ) {}
 
   async include(inc: ValueSetInclude, path: string, isExclude: boolean, emit: Emit): Promise<void> {
@@ -164,9 +190,9 @@ class Evaluator {
       const sink: Emit =
         imports.length === 0
           ? emit
-          : (src, ord, ov) => {
+          : (src, ord, ov, nest) => {
               for (const im of imports) if (!im.has(src, ord)) return;
-              emit(src, ord, ov);
+              emit(src, ord, ov, nest);
             };
       await this.systemPart(inc, inc.system, path, isExclude, sink);
       return;
@@ -203,26 +229,62 @@ class Evaluator {
     for (const d of m.deps) this.dep(d);
     this.usedVs.add(vs.version ? `${url}|${vs.version}` : url);
     for (const u of m.usedValueSets) this.usedVs.add(u);
+    for (const p of m.versionParams) this.versionParams.add(p);
+    for (const u of m.includedSystems) this.includedSystems.add(u);
     return m;
   }
 
-  private async resolveSystem(
-    url: string,
-    version: string | undefined,
-    path: string,
-  ): Promise<CodeSystemIndex> {
-    const v = this.ctx.forceSystemVersion.get(url) ?? version ?? this.ctx.systemVersion.get(url);
-    const idx = await this.ctx.resolver.codeSystem(url, v);
-    if (!idx) {
-      throw new TerminologyError(
-        422,
-        'not-found',
-        `Unknown code system ${url}${v ? ` version ${v}` : ''} (${path})`,
-        [path],
+  /** The code system of an include: force-system-version over include.version over system-version, then
+   * check-system-version (a default when nothing else names a version, else a check); versions may be patterns. */
+  private async resolveSystem(url: string, version: string | undefined): Promise<CodeSystemIndex> {
+    const forced = this.ctx.forceSystemVersion.get(url);
+    const check = this.ctx.checkSystemVersion?.get(url);
+    let v = version;
+    let via: string | undefined;
+    if (forced !== undefined) {
+      v = forced;
+      via = 'force-system-version';
+    } else if (v === undefined && this.ctx.systemVersion.has(url)) {
+      v = this.ctx.systemVersion.get(url);
+      via = 'system-version';
+    } else if (v === undefined && check !== undefined) {
+      v = check;
+      via = 'check-system-version';
+    }
+    const idx = await resolveCodeSystem(this.ctx.resolver, url, v);
+    if (!idx) throw await this.unknownSystem(url, v);
+    if (check !== undefined && via !== 'check-system-version' && !versionMatches(idx.version ?? '', check)) {
+      throw withTxIssueType(
+        'version-error',
+        new TerminologyError(
+          400,
+          'exception',
+          `The version '${idx.version ?? ''}' is not allowed for system '${url}': required to be '${check}' by a ` +
+            `version-check parameter`,
+        ),
       );
     }
+    if (via) this.versionParams.add(`${via}|${url}|${via === 'force-system-version' ? forced : v}`);
     this.dep({ kind: 'cs', url, version: v, key: idx.cacheKey });
     return idx;
+  }
+
+  /** The error for a code system (version) that cannot be found, naming the versions there are. */
+  private async unknownSystem(url: string, v: string | undefined): Promise<TerminologyError> {
+    const versions = v === undefined ? [] : ((await this.ctx.resolver.codeSystemVersions?.(url)) ?? []);
+    const known =
+      versions.length > 0
+        ? ` Valid versions: ${versions.sort(compareVersionsDesc).reverse().join(' or ')}`
+        : '';
+    const message =
+      v === undefined
+        ? `A definition for CodeSystem '${url}' could not be found, so the value set cannot be expanded`
+        : `A definition for CodeSystem '${url}' version '${v}' could not be found, so the value set cannot be ` +
+          `expanded.${known}`;
+    // No expression: as in the IG's errors, the message names the code system (the path is not in the request).
+    const err = new TerminologyError(422, 'not-found', message);
+    err.txIssueType = 'not-found';
+    return err;
   }
 
   private async systemPart(
@@ -232,7 +294,8 @@ class Evaluator {
     isExclude: boolean,
     emit: Emit,
   ): Promise<void> {
-    let src = await this.resolveSystem(system, inc.version, path);
+    let src = await this.resolveSystem(system, inc.version);
+    if (!isExclude) this.includedSystems.add(src.version ? `${src.url}|${src.version}` : src.url);
     const masks: Uint8Array[] = [];
     for (const [k, f] of (inc.filter ?? []).entries()) {
       const mk = evaluateFilter(src, f, `${path}.filter[${k}]`, this.ctx.regexLimits, this.ctx.regexSpent);
@@ -301,9 +364,13 @@ class Evaluator {
     }
     const n = src.size;
     if (masks.length === 0) {
-      for (let ord = 0; ord < n; ord++) emit(src, ord);
+      for (let ord = 0; ord < n; ord++) emit(src, ord, undefined, NEST_WHOLE_SYSTEM);
     } else {
-      for (let ord = 0; ord < n; ord++) if (passes(ord)) emit(src, ord);
+      // A subsumption filter (is-a, descendent-of) selects a branch: its hierarchy may be kept.
+      const nest = (inc.filter ?? []).every((f) => f.op === 'is-a' || f.op === 'descendent-of')
+        ? NEST_BRANCH
+        : 0;
+      for (let ord = 0; ord < n; ord++) if (passes(ord)) emit(src, ord, undefined, nest);
     }
   }
 }
@@ -431,7 +498,12 @@ function propertyGetter(src: CodeSystemIndex, property: string): (ord: number) =
     case 'inactive':
       return (o) => [String((src.flags[o] & FLAG_INACTIVE) !== 0)];
     case 'notSelectable':
-      return (o) => [String((src.flags[o] & FLAG_ABSTRACT) !== 0)];
+      // The concept's own notSelectable value; one without it only when abstract (as the IG's tests read
+      // `notSelectable = false`: concepts that say so, not those that say nothing).
+      return (o) => {
+        const own = src.propertyValues(o, 'notSelectable');
+        return own.length > 0 ? own : (src.flags[o] & FLAG_ABSTRACT) !== 0 ? ['true'] : [];
+      };
     default:
       return (o) => src.propertyValues(o, property);
   }

@@ -1,13 +1,16 @@
 // Typed expansion errors: each carries the HTTP status and the FHIR issue code of its OperationOutcome.
 
 export type TerminologyIssueCode =
-  'invalid' | 'not-found' | 'processing' | 'too-costly' | 'not-supported' | 'code-invalid';
+  'invalid' | 'not-found' | 'processing' | 'too-costly' | 'not-supported' | 'code-invalid' | 'exception';
 
 export class TerminologyError extends Error {
   readonly status: number;
   readonly issueCode: TerminologyIssueCode;
   /** FHIRPath-ish locations of the problem (e.g. `ValueSet.compose.include[0].filter[1]`). */
   readonly expression?: string[];
+  /** The HL7 terminology ecosystem's issue type (`http://hl7.org/fhir/tools/CodeSystem/tx-issue-type`), e.g.
+   * `not-found`, `version-error`: sent as `details.coding`. */
+  txIssueType?: string;
 
   constructor(status: number, issueCode: TerminologyIssueCode, message: string, expression?: string[]) {
     super(message);

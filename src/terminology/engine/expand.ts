@@ -10,6 +10,8 @@ import {
 } from './code-system-index.js';
 import { evaluateValueSet, valueSetIdentity, type ComposeContext } from './compose.js';
 import { statusWarnings } from './flatten.js';
+import { nestEntries } from './hierarchy.js';
+import { resolveCodeSystem } from './versions.js';
 import { TerminologyError, invalid } from './errors.js';
 import { Membership, type EntryOverride, type FilterResult } from './membership.js';
 import { tokenize } from './normalize.js';
@@ -95,16 +97,18 @@ export class ExpansionEngine {
     }
     const systemVersion = canonicalMap(req.systemVersion, 'system-version');
     const forceSystemVersion = canonicalMap(req.forceSystemVersion, 'force-system-version');
+    const checkSystemVersion = canonicalMap(req.checkSystemVersion, 'check-system-version');
     const versionKey =
-      systemVersion.size + forceSystemVersion.size === 0
+      systemVersion.size + forceSystemVersion.size + checkSystemVersion.size === 0
         ? ''
-        : JSON.stringify([[...systemVersion], [...forceSystemVersion]]);
+        : JSON.stringify([[...systemVersion], [...forceSystemVersion], [...checkSystemVersion]]);
 
     const ctx = new EngineComposeContext(this, resolver, systemVersion, forceSystemVersion, versionKey, [
       vs.url ?? '#',
     ]);
     ctx.regexLimits = limits.regex ?? DEFAULT_REGEX_LIMITS;
     ctx.regexSpent = { ms: 0 };
+    if (checkSystemVersion.size > 0) ctx.checkSystemVersion = checkSystemVersion;
     const found = this.membership(vs, ctx, versionKey, valueSetIdentity(vs, opts.inline !== true));
     const m = found instanceof Membership ? found : await found;
 
@@ -143,10 +147,14 @@ export class ExpansionEngine {
 
     // contains.version only for a system that contributes in several versions (else used-codesystem says it).
     const versioned = m.sources.length > 1 ? severalVersions(m) : NO_SOURCES_VERSIONED;
-    const contains: ValueSetContains[] = [];
+    let contains: ValueSetContains[] = [];
     for (let i = offset; i < end; i++) {
       const pos = positions ? positions[i] : i;
       contains.push(entryOf(m, pos, req.includeDesignations === true, lang, versioned));
+    }
+    // Hierarchical unless excludeNested, and only for a whole (unpaged) expansion: a page of a tree is undefined.
+    if (m.nest && req.excludeNested !== true && req.count === undefined && req.offset === undefined) {
+      contains = nestEntries(m, positions, contains, filter !== undefined);
     }
 
     const parameter: ExpansionParameter[] = [];
@@ -165,8 +173,12 @@ export class ExpansionEngine {
     if (req.excludeNotForUI !== undefined) {
       parameter.push({ name: 'excludeNotForUI', valueBoolean: req.excludeNotForUI });
     }
-    // valueSetVersion, system-version and force-system-version are not echoed (the IG's expected expansions
-    // leave them out): the versions they chose are in used-codesystem and the value set's own version.
+    // valueSetVersion is not echoed (the value set's own version says it); system-version, force-system-version
+    // and check-system-version are echoed when they chose a code system version (as the IG's expansions show).
+    for (const p of m.versionParams) {
+      const bar = p.indexOf('|');
+      parameter.push({ name: p.slice(0, bar), valueUri: p.slice(bar + 1) });
+    }
     for (const u of m.usedCodeSystems()) parameter.push({ name: 'used-codesystem', valueUri: u });
     for (const u of m.usedValueSets) parameter.push({ name: 'used-valueset', valueUri: u });
     // warning-* for a draft/experimental/deprecated/withdrawn code system or value set used (only looked up
@@ -288,6 +300,7 @@ class EngineComposeContext implements ComposeContext {
 
   regexLimits: RegexLimits = DEFAULT_REGEX_LIMITS;
   regexSpent: RegexSpent = { ms: 0 };
+  checkSystemVersion?: Map<string, string>;
 
   async importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership> {
     const inner = new EngineComposeContext(
@@ -300,6 +313,7 @@ class EngineComposeContext implements ComposeContext {
     );
     inner.regexLimits = this.regexLimits;
     inner.regexSpent = this.regexSpent;
+    inner.checkSystemVersion = this.checkSystemVersion;
     return this.engine.membership(vs, inner, this.versionKey);
   }
 }
@@ -307,7 +321,7 @@ class EngineComposeContext implements ComposeContext {
 async function depsValid(m: Membership, resolver: Resolver): Promise<boolean> {
   for (const d of m.deps) {
     if (d.kind === 'cs') {
-      const cur = await resolver.codeSystem(d.url, d.version);
+      const cur = await resolveCodeSystem(resolver, d.url, d.version);
       if (!cur || cur.cacheKey !== d.key) return false;
     } else {
       const cur = await resolver.valueSet(d.url, d.version);

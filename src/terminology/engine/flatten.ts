@@ -6,10 +6,15 @@ import type { CodeSystemConcept, CodeSystemMeta, CodeSystemResource, ConceptInpu
  * The nested `concept` tree of a CodeSystem as rows in document order (depth first, parent before children).
  * Parents come from nesting and from `parent` properties (and `child` properties of other concepts);
  * `status` from the `status` property (or `deprecated` -> 'deprecated'); inactive from `inactive`=true or
- * status inactive/retired; notSelectable from the `notSelectable` property.
+ * status inactive/retired; notSelectable from the `notSelectable` property. A property is known by its code or by
+ * the FHIR concept-properties uri its declaration gives it (`not-selectable` declared with uri
+ * `http://hl7.org/fhir/concept-properties#notSelectable` is notSelectable).
  */
-export function flattenCodeSystemConcepts(cs: Pick<CodeSystemResource, 'concept'>): ConceptInput[] {
+export function flattenCodeSystemConcepts(
+  cs: Pick<CodeSystemResource, 'concept' | 'property'>,
+): ConceptInput[] {
   const rows: ConceptInput[] = [];
+  const meaning = standardPropertyCodes(cs.property);
   const byCode = new Map<string, ConceptInput>();
   const childLinks: Array<[parent: string, child: string]> = [];
 
@@ -21,7 +26,7 @@ export function flattenCodeSystemConcepts(cs: Pick<CodeSystemResource, 'concept'
     let notSelectable = false;
     let deprecated = false;
     for (const p of c.property ?? []) {
-      switch (p.code) {
+      switch (meaning.get(p.code) ?? p.code) {
         case 'parent': {
           const v = p.valueCode ?? p.valueCoding?.code ?? p.valueString;
           if (v !== undefined && !parents.includes(v)) parents.push(v);
@@ -112,6 +117,20 @@ export function codeSystemMetaOf(
 }
 
 const STANDARDS_STATUS = 'http://hl7.org/fhir/StructureDefinition/structuredefinition-standards-status';
+
+const CONCEPT_PROPERTIES = 'http://hl7.org/fhir/concept-properties#';
+const STANDARD_PROPERTIES = new Set(['parent', 'child', 'status', 'inactive', 'deprecated', 'notSelectable']);
+
+/** Declared property code -> the standard property its uri names (only codes that differ from it). */
+function standardPropertyCodes(declared: CodeSystemResource['property']): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const d of declared ?? []) {
+    if (!d.uri?.startsWith(CONCEPT_PROPERTIES)) continue;
+    const name = d.uri.slice(CONCEPT_PROPERTIES.length);
+    if (STANDARD_PROPERTIES.has(name) && name !== d.code) out.set(d.code, name);
+  }
+  return out;
+}
 
 /** The `warning-*` reasons of a CodeSystem or ValueSet (undefined when none): status draft, experimental, and a
  * standards-status of deprecated or withdrawn (the HL7 terminology ecosystem IG's expansion warnings). */

@@ -24,6 +24,11 @@ export function makeOverride(
   return { display, designations, words, joined };
 }
 
+/** An entry from a whole-system include (nested in the expansion unless a text filter made it a search). */
+export const NEST_WHOLE_SYSTEM = 1;
+/** An entry from an include whose filters are all subsumption (is-a, descendent-of): nested in every case. */
+export const NEST_BRANCH = 2;
+
 /** What a cached membership was computed from, re-checked before reuse. */
 export interface Dependency {
   kind: 'cs' | 'vs';
@@ -125,10 +130,31 @@ export interface FilterResult {
 export class Membership extends EntrySet {
   deps: Dependency[] = [];
   usedValueSets: string[] = [];
-  /** `system|version` of each code system a member comes from (expansion parameter `used-codesystem`). */
+  /** Version parameters that chose a code system version (`name|system|version`): echoed in the expansion. */
+  versionParams: string[] = [];
+  /** Per position: NEST_* (0: always flat, e.g. an enumerated concept); undefined when no entry may nest. */
+  nest?: Uint8Array;
+
+  /** Records how the entry at pos may keep its hierarchy (see NEST_*). */
+  markNest(pos: number, how: number): void {
+    if (!this.nest || this.nest.length <= pos) {
+      const grown = new Uint8Array(Math.max(16, this.entOrd.length, pos + 1));
+      if (this.nest) grown.set(this.nest);
+      this.nest = grown;
+    }
+    this.nest[pos] = how;
+  }
+
+  /** `system|version` of every code system an include (of this value set or an imported one) used, members or
+   * not: an include whose filter matched nothing still used its code system. */
+  includedSystems: string[] = [];
+
+  /** `system|version` of each code system a member comes from, then those included without members (expansion
+   * parameter `used-codesystem`). */
   usedCodeSystems(): string[] {
     const out = new Set<string>();
     for (const s of this.sources) out.add(s.version ? `${s.url}|${s.version}` : s.url);
+    for (const u of this.includedSystems) out.add(u);
     return [...out];
   }
 

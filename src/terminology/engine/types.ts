@@ -171,6 +171,9 @@ export interface ExpandRequest {
   systemVersion?: string | string[];
   /** `system|version` canonicals: the version to use whatever the include says. */
   forceSystemVersion?: string | string[];
+  /** `system|version` canonicals: the version (pattern) a code system must have; the default when an include
+   * names none. */
+  checkSystemVersion?: string | string[];
   /** Return the value set's compose with the expansion (otherwise it is left out). */
   includeDefinition?: boolean;
 }
@@ -198,6 +201,9 @@ export const MAX_OFFSET = 2_147_483_647;
 export interface Resolver {
   /** The index of a code system; without version, the current one. */
   codeSystem(url: string, version?: string): Promise<CodeSystemIndex | undefined>;
+  /** Optional: every version of a code system this resolver knows (for wildcard versions like `1.0.x` and the
+   * message of an unknown version). */
+  codeSystemVersions?(url: string): Promise<string[]>;
   /** A value set by canonical url; without version, the current one. */
   valueSet(url: string, version?: string): Promise<ValueSetResource | undefined>;
   /** Optional: the partition of the engine's caches this resolver's answers go to (e.g. the project id). Two
