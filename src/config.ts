@@ -77,7 +77,7 @@ export interface Config {
   shutdownGraceMs: number;
   /** Milliseconds between event-loop delay log lines (0: never logged; still in /healthz). */
   eventLoopLogIntervalMs: number;
-  /** Embedded database: run PostgreSQL inside PGlite with fsync=on (PGlite starts it with -F); see README Durability. */
+  /** Embedded database: sync every commit to disk (PGlite alone never syncs); see README Durability. */
   pgliteFsync: boolean;
   /** Accept PKCE `plain` besides S256 (PKCE_ALLOW_PLAIN, default true: MedplumClient on Node sends plain). */
   pkceAllowPlain: boolean;

@@ -62,7 +62,12 @@ export function createExpressApp(
     const p = req.path;
     // As the Express route it replaced matched it: /healthz and /healthz/, GET and HEAD, before authentication.
     if ((p === '/healthz' || p === '/healthz/') && (req.method === 'GET' || req.method === 'HEAD')) {
-      res.json(eventLoop ? { ...health, eventLoop: eventLoop.read() } : health);
+      const fsync = services.db.syncStats;
+      res.json({
+        ...health,
+        ...(eventLoop ? { eventLoop: eventLoop.read() } : {}),
+        ...(fsync ? { fsync: { ...fsync, totalMs: Math.round(fsync.totalMs) } } : {}),
+      });
       return;
     }
     // PostgreSQL text cannot hold NUL (nor may FHIR strings): refused here rather than failing in the database.
