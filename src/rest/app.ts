@@ -11,6 +11,7 @@ import { oauthRouter } from './oauth-routes.js';
 import { fhirRoutes } from './fhir-routes.js';
 import { operationOutcome, sendError, sendFhir } from './outcome.js';
 import { badRequest } from '../graphql/errors.js';
+import { setSecurityHeaders } from './security-headers.js';
 
 /** The FHIR base path: `{BASE_URL}fhir/R4`. */
 export const FHIR_BASE = '/fhir/R4';
@@ -60,6 +61,8 @@ export function createExpressApp(
   app.use((req, res, next) => {
     startRequest(req, res);
     const p = req.path;
+    // /graphql and its GraphiQL assets set their own policy (the page needs a looser one).
+    if (!p.startsWith('/graphql')) setSecurityHeaders(res);
     // As the Express route it replaced matched it: /healthz and /healthz/, GET and HEAD, before authentication.
     if ((p === '/healthz' || p === '/healthz/') && (req.method === 'GET' || req.method === 'HEAD')) {
       const fsync = services.db.syncStats;
