@@ -79,7 +79,7 @@ export interface Config {
   shutdownGraceMs: number;
   /** Milliseconds between event-loop delay log lines (0: never logged; still in /healthz). */
   eventLoopLogIntervalMs: number;
-  /** Embedded database: run PostgreSQL inside PGlite with fsync=on (PGlite starts it with -F); see README Durability. */
+  /** Embedded database: sync every commit to disk (PGlite alone never syncs); see README Durability. */
   pgliteFsync: boolean;
   /** Accept PKCE `plain` besides S256 (PKCE_ALLOW_PLAIN, default true: MedplumClient on Node sends plain). */
   pkceAllowPlain: boolean;
@@ -103,6 +103,10 @@ export interface Config {
   loginThrottle: ThrottleSettings;
   /** Failed client authentications allowed per window: per client and address, per address, per client. */
   clientAuthThrottle: ThrottleSettings;
+  /** createUser and inviteUser calls allowed per window, per admin and per project (over it: 429). */
+  accountInviteLimit: { perAdmin: number; perProject: number; windowSec: number };
+  /** Seconds an invitation stays acceptable (INVITATION_TTL, default 7 days). */
+  invitationTtlSec: number;
 }
 
 /** Failure limits of a throttled check within a window of windowSec seconds. */
@@ -229,6 +233,12 @@ export function loadConfig(overrides: Partial<Config> = {}): Config {
       perSubject: int('CLIENT_AUTH_MAX_FAILURES_PER_CLIENT', 100),
       windowSec: int('CLIENT_AUTH_THROTTLE_WINDOW', 60),
     },
+    accountInviteLimit: {
+      perAdmin: int('ACCOUNT_INVITES_PER_ADMIN', 50),
+      perProject: int('ACCOUNT_INVITES_PER_PROJECT', 200),
+      windowSec: int('ACCOUNT_INVITE_WINDOW', 900),
+    },
+    invitationTtlSec: int('INVITATION_TTL', 7 * 24 * 3600),
     ...overrides,
   };
 }

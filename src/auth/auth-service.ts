@@ -3,12 +3,14 @@ import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import type { Invitation, User } from '../generated/prisma/client.js';
 import { badRequest, forbidden, notFound, unauthorized, ApiError } from '../graphql/errors.js';
 import type { Principal } from '../graphql/context.js';
 import { OAuthError } from './oauth-error.js';
 import { normalizeEmail } from './email.js';
 import { PasswordHasher, safeEqual, sha256 } from './passwords.js';
-import { CheckThrottle } from './throttle.js';
+import { CallBudget, CheckThrottle } from './throttle.js';
+import { inviteUser, recordInvitation } from './invitations.js';
 import { SessionCache, type SessionState } from './session-cache.js';
 import { TokenService } from './tokens.js';
 import type { SigningKeys } from './keys.js';
@@ -101,6 +103,7 @@ export class AuthService {
   readonly passwords: PasswordHasher;
   private loginThrottle: CheckThrottle;
   private clientThrottle: CheckThrottle;
+  private accountInvites: CallBudget;
   private touched = new Set<string>();
   private flushTimer: NodeJS.Timeout;
 
@@ -115,6 +118,7 @@ export class AuthService {
     this.passwords = passwordHasher(config);
     this.loginThrottle = new CheckThrottle('sign-in', config.loginThrottle);
     this.clientThrottle = new CheckThrottle('client authentication', config.clientAuthThrottle);
+    this.accountInvites = new CallBudget('createUser/inviteUser', config.accountInviteLimit);
     // lastUsed is written in batches: a write per request would cost a round trip per request.
     this.flushTimer = setInterval(() => void this.flushLastUsed(), 15_000);
     this.flushTimer.unref();
@@ -544,40 +548,66 @@ export class AuthService {
 
   // ------------------------------------------------------------------ users
 
-  /** A project admin creates a NEW account in the project. An address that already has an account is refused
-   * with one answer, whichever project holds it, naming nobody; the account is not touched (issue 12 item 2):
-   * existing accounts join through inviteUser, which their holder accepts. */
-  async createUser(caller: Principal, email: string, password: string, admin: boolean) {
+  /** A project admin adds an address to the project (issue 12 item 2). A new address gets an account with the
+   * given password and a membership. An address that already has an account gets an invitation its holder may
+   * accept (the account, its password and memberships are untouched), and the caller gets the same answer as for a
+   * new account: a User with the given email, a new id, no names. Both branches hash the password and write
+   * twice, so the timing does not tell them apart either. */
+  async createUser(caller: Principal, email: string, password: string, admin: boolean): Promise<User> {
     if (!caller.admin) throw forbidden('Only a project admin can create users');
     const normalized = normalizeEmail(email);
     if (!normalized) throw badRequest('email is not a valid address', ['email']);
     if (password.length < 8 || password.length > 1024)
       throw badRequest('password must be 8-1024 characters', ['password']);
+    this.takeInvite(caller);
     const passwordHash = await this.passwords.hash(password);
-    try {
-      return await this.db.prisma.$transaction(async (tx) => {
-        if (await tx.user.findUnique({ where: { email: normalized }, select: { id: true } }))
-          throw emailTaken();
+    const create = () =>
+      this.db.prisma.$transaction(async (tx) => {
+        if (await tx.user.findUnique({ where: { email: normalized }, select: { id: true } })) {
+          await recordInvitation(tx, caller, normalized, admin);
+          return undefined;
+        }
         const user = await tx.user.create({ data: { email: normalized, passwordHash } });
         await tx.projectMembership.create({ data: { projectId: caller.projectId, userId: user.id, admin } });
         return user;
       });
+    let user: User | undefined;
+    try {
+      user = await create();
     } catch (err) {
-      // Two concurrent creations of one address: the loser gets the same answer as above, not a 500.
-      if ((err as { code?: unknown }).code === 'P2002') throw emailTaken();
-      throw err;
+      // Two concurrent creations of one address: the loser's address now has an account, so it invites.
+      if ((err as { code?: unknown }).code !== 'P2002') throw err;
+      user = await create();
     }
+    return user ?? unknownAccountAnswer(normalized);
+  }
+
+  /** inviteUser with the admin's and the project's call budget (shared with createUser). */
+  async inviteUser(caller: Principal, email: string, admin: boolean): Promise<Invitation> {
+    if (!caller.admin) throw forbidden('Only a project admin can invite users');
+    if (!normalizeEmail(email)) throw badRequest('email is not a valid address', ['email']);
+    this.takeInvite(caller);
+    return inviteUser(this.db, caller, email, admin);
+  }
+
+  private takeInvite(caller: Principal): void {
+    this.accountInvites.take(caller.userId ?? caller.clientId ?? caller.loginId, caller.projectId);
   }
 }
 
-/** The one answer for an address that already has an account (the same for every project; names nobody). */
-function emailTaken(): ApiError {
-  return new ApiError(
-    409,
-    'duplicate',
-    'This email cannot be used for a new account. If its holder already has an account, invite them (inviteUser)',
-    { expression: ['email'] },
-  );
+/** What createUser answers for an address that already has an account: shaped like a fresh account (new random
+ * id, no names, created now), so that nothing in it tells the caller the address was known. The id names no row;
+ * if the holder accepts the invitation, the project sees them under their own account's id. */
+function unknownAccountAnswer(email: string): User {
+  return {
+    id: crypto.randomUUID(),
+    email,
+    passwordHash: '',
+    firstName: null,
+    lastName: null,
+    serverAdmin: false,
+    createdAt: new Date(),
+  };
 }
 
 /** An active session as listed by /auth/me. */

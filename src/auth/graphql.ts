@@ -7,7 +7,7 @@ import { loadMembershipRows, type MembershipRows } from './loaders.js';
 import { OAuthError } from './oauth-error.js';
 import { parseBasic } from './basic-auth.js';
 import { createProject } from './projects.js';
-import { acceptInvitation, declineInvitation, inviteUser, pendingInvitations } from './invitations.js';
+import { acceptInvitation, declineInvitation, pendingInvitations } from './invitations.js';
 
 export const UserRef = builder.prismaObject('User', {
   fields: (t) => ({
@@ -115,7 +115,8 @@ export const MeRef = builder.objectRef<MeShape>('Me').implement({
     invitations: t.prismaField({
       type: ['Invitation'],
       description: "Pending invitations to other projects addressed to the caller's account.",
-      resolve: (_q, _me, _a, ctx) => pendingInvitations(ctx.services.db, requirePrincipal(ctx)),
+      resolve: (_q, _me, _a, ctx) =>
+        pendingInvitations(ctx.services.db, requirePrincipal(ctx), ctx.services.config.invitationTtlSec),
     }),
     sessions: t.field({
       type: [SessionRef],
@@ -172,8 +173,10 @@ builder.mutationField('createUser', (t) =>
   t.prismaField({
     type: 'User',
     description:
-      'A project admin creates a NEW account in the project. An address that already has an account is refused ' +
-      '(409, the same answer for every project); invite existing accounts with inviteUser.',
+      'A project admin adds an account to the project. A new address gets an account with this password, member ' +
+      'of the project at once. An address that already has an account gets an invitation instead (as inviteUser; ' +
+      'the account and its password are untouched), and the answer looks the same: a User with this email and a ' +
+      'new id, so the caller cannot tell whether the address was known. Throttled with inviteUser (429).',
     args: {
       email: t.arg.string({ required: true }),
       password: t.arg.string({ required: true }),
@@ -189,10 +192,10 @@ builder.mutationField('inviteUser', (t) =>
     type: 'Invitation',
     description:
       'A project admin invites an email address. The same answer whether or not an account exists; the holder ' +
-      'joins only by accepting (me.invitations, acceptInvitation).',
+      'joins only by accepting (me.invitations, acceptInvitation) within INVITATION_TTL. Throttled with createUser.',
     args: { email: t.arg.string({ required: true }), admin: t.arg.boolean({ required: false }) },
     resolve: (_q, _r, a, ctx) =>
-      inviteUser(ctx.services.db, requirePrincipal(ctx), a.email, a.admin ?? false),
+      ctx.services.auth.inviteUser(requirePrincipal(ctx), a.email, a.admin ?? false),
   }),
 );
 
@@ -203,7 +206,8 @@ builder.mutationField('acceptInvitation', (t) =>
       'The signed-in holder of the invited address accepts: they join the project. Sign in with the ' +
       "project's id (projectId on /auth/login) to work in it.",
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_q, _r, a, ctx) => acceptInvitation(ctx.services.db, requirePrincipal(ctx), a.id),
+    resolve: (_q, _r, a, ctx) =>
+      acceptInvitation(ctx.services.db, requirePrincipal(ctx), a.id, ctx.services.config.invitationTtlSec),
   }),
 );
 
@@ -211,7 +215,8 @@ builder.mutationField('declineInvitation', (t) =>
   t.boolean({
     description: 'The signed-in holder of the invited address declines the invitation.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => declineInvitation(ctx.services.db, requirePrincipal(ctx), a.id),
+    resolve: (_r, a, ctx) =>
+      declineInvitation(ctx.services.db, requirePrincipal(ctx), a.id, ctx.services.config.invitationTtlSec),
   }),
 );
 

@@ -1,14 +1,16 @@
 // Invitations: how an existing account joins another project. A project admin invites an email address; the answer
 // is the same whether or not an account with that address exists (no enumeration), and nothing changes for the
-// account until its holder, signed in, sees the invitation in `me` and accepts it.
+// account until its holder, signed in, sees the invitation in `me` and accepts it. An invitation is acceptable for
+// INVITATION_TTL (7 days) after it was made or last renewed; then it is as if it never existed.
 import type { Database } from '../db/database.js';
-import type { Invitation, ProjectMembership } from '../generated/prisma/client.js';
+import type { Invitation, Prisma, ProjectMembership } from '../generated/prisma/client.js';
 import { badRequest, forbidden, notFound } from '../graphql/errors.js';
 import type { Principal } from '../graphql/context.js';
 import { normalizeEmail } from './email.js';
 import { isUuid } from './auth-service.js';
 
-/** A project admin invites an address to the project (idempotent per project and address; a repeat updates `admin`). */
+/** A project admin invites an address to the project (idempotent per project and address; a repeat updates `admin`
+ * and renews it). Callers check the admin role and the invitation budget (AuthService.inviteUser). */
 export async function inviteUser(
   db: Database,
   caller: Principal,
@@ -19,32 +21,55 @@ export async function inviteUser(
   const normalized = normalizeEmail(email);
   if (!normalized) throw badRequest('email is not a valid address', ['email']);
   // Deliberately no lookup of the account: the answer must not depend on whether it exists.
-  return db.prisma.invitation.upsert({
-    where: { projectId_email: { projectId: caller.projectId, email: normalized } },
-    create: { projectId: caller.projectId, email: normalized, admin, invitedBy: caller.userId },
+  return recordInvitation(db.prisma, caller, normalized, admin);
+}
+
+/** Writes (or renews) the invitation of a normalized address to the caller's project. */
+export function recordInvitation(
+  tx: Prisma.TransactionClient | Database['prisma'],
+  caller: Principal,
+  normalizedEmail: string,
+  admin: boolean,
+): Promise<Invitation> {
+  return tx.invitation.upsert({
+    where: { projectId_email: { projectId: caller.projectId, email: normalizedEmail } },
+    create: { projectId: caller.projectId, email: normalizedEmail, admin, invitedBy: caller.userId },
     update: { admin, invitedBy: caller.userId, acceptedAt: null, declinedAt: null, createdAt: new Date() },
   });
 }
 
+/** Invitations made before this instant have expired. */
+const expiredBefore = (ttlSec: number) => new Date(Date.now() - ttlSec * 1000);
+
 /** The pending invitations addressed to the caller's account (empty for a client application). */
-export async function pendingInvitations(db: Database, caller: Principal): Promise<Invitation[]> {
+export async function pendingInvitations(
+  db: Database,
+  caller: Principal,
+  ttlSec: number,
+): Promise<Invitation[]> {
   if (!caller.userId) return [];
   const user = await db.prisma.user.findUnique({ where: { id: caller.userId }, select: { email: true } });
   if (!user) return [];
   return db.prisma.invitation.findMany({
-    where: { email: user.email, acceptedAt: null, declinedAt: null },
+    where: {
+      email: user.email,
+      acceptedAt: null,
+      declinedAt: null,
+      createdAt: { gt: expiredBefore(ttlSec) },
+    },
     orderBy: { createdAt: 'asc' },
   });
 }
 
-/** The caller's own pending invitation by id; 404 for any other (never reveals someone else's invitation). */
-async function ownPending(db: Database, caller: Principal, id: unknown): Promise<Invitation> {
+/** The caller's own pending, unexpired invitation by id; 404 for any other (never reveals someone else's). */
+async function ownPending(db: Database, caller: Principal, id: unknown, ttlSec: number): Promise<Invitation> {
   if (!isUuid(id)) throw badRequest('id is not a valid invitation id', ['id']);
   if (!caller.userId) throw forbidden('Only a user can answer an invitation');
   const user = await db.prisma.user.findUnique({ where: { id: caller.userId }, select: { email: true } });
   const inv = await db.prisma.invitation.findUnique({ where: { id } });
   if (!inv || !user || inv.email !== user.email || inv.acceptedAt || inv.declinedAt)
     throw notFound('Invitation not found');
+  if (inv.createdAt <= expiredBefore(ttlSec)) throw notFound('Invitation not found');
   return inv;
 }
 
@@ -53,8 +78,9 @@ export async function acceptInvitation(
   db: Database,
   caller: Principal,
   id: unknown,
+  ttlSec: number,
 ): Promise<ProjectMembership> {
-  const inv = await ownPending(db, caller, id);
+  const inv = await ownPending(db, caller, id, ttlSec);
   const userId = caller.userId as string;
   return db.prisma.$transaction(async (tx) => {
     const done = await tx.invitation.updateMany({
@@ -73,8 +99,13 @@ export async function acceptInvitation(
 }
 
 /** The invited account's holder declines; the invitation is closed. */
-export async function declineInvitation(db: Database, caller: Principal, id: unknown): Promise<boolean> {
-  const inv = await ownPending(db, caller, id);
+export async function declineInvitation(
+  db: Database,
+  caller: Principal,
+  id: unknown,
+  ttlSec: number,
+): Promise<boolean> {
+  const inv = await ownPending(db, caller, id, ttlSec);
   await db.prisma.invitation.update({ where: { id: inv.id }, data: { declinedAt: new Date() } });
   return true;
 }

@@ -12,6 +12,10 @@ export class TooManyAttempts extends ApiError {
     super(429, 'throttled', `${message}; retry after ${retryAfterSec} s`, {
       oauthError: 'temporarily_unavailable',
     });
+    // GraphQL Yoga sends extensions.http.headers as response headers (REST sets Retry-After itself).
+    (this.extensions.http as { headers?: Record<string, string> }).headers = {
+      'Retry-After': String(retryAfterSec),
+    };
   }
 }
 
@@ -112,5 +116,45 @@ export class CheckThrottle {
   /** A success clears the pair (the holder's own address), not the subject's or address's totals. */
   succeed(subject: string, address: string | undefined): void {
     this.pair.clear(`${subject}\n${address ?? 'unknown'}`);
+  }
+}
+
+/** Limits of a budget of calls (not failures) per window: per acting admin and per project. */
+export interface CallBudgetLimits {
+  perAdmin: number;
+  perProject: number;
+  windowSec: number;
+}
+
+/** Counts every call per admin and per project in a fixed window (createUser, inviteUser): each call can write
+ * an account or an invitation and costs a password hash, so one admin cannot spray addresses or flood inboxes. */
+export class CallBudget {
+  private admin: FailureThrottle;
+  private project: FailureThrottle;
+
+  constructor(
+    private readonly what: string,
+    private readonly limits: CallBudgetLimits,
+  ) {
+    this.admin = new FailureThrottle(limits.perAdmin, limits.windowSec * 1000);
+    this.project = new FailureThrottle(limits.perProject, limits.windowSec * 1000);
+  }
+
+  /** Takes one call from both budgets, or throws TooManyAttempts naming the spent one (nothing is taken then). */
+  take(adminKey: string, projectId: string): void {
+    const a = this.admin.blockedFor(adminKey);
+    if (a > 0)
+      throw new TooManyAttempts(
+        `Too many ${this.what} calls (ACCOUNT_INVITES_PER_ADMIN=${this.limits.perAdmin})`,
+        a,
+      );
+    const p = this.project.blockedFor(projectId);
+    if (p > 0)
+      throw new TooManyAttempts(
+        `Too many ${this.what} calls (ACCOUNT_INVITES_PER_PROJECT=${this.limits.perProject})`,
+        p,
+      );
+    this.admin.fail(adminKey);
+    this.project.fail(projectId);
   }
 }

@@ -10,6 +10,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { runMigrations } from './migrate.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { durableStartParams, SyncingNodeFS, type SyncStats } from './fsync.js';
 import type { Logger } from 'pino';
 
 export type Row = Record<string, unknown>;
@@ -34,6 +35,8 @@ export interface Database {
   readonly listening: boolean;
   /** Called whenever notifications may have been missed (listener reconnected): drop every cache. */
   onReset(cb: () => void): void;
+  /** Embedded database on disk: the syncs made so far (README "Durability (fsync)"). */
+  readonly syncStats?: SyncStats;
   close(): Promise<void>;
 }
 
@@ -45,7 +48,7 @@ export interface OpenOptions {
   /** Serve the embedded PGlite database over the PostgreSQL wire protocol on this local port (for Prisma Studio
    * and psql while the server runs). */
   pgliteSocketPort?: number;
-  /** PGlite: fsync writes (default true). PGlite itself starts PostgreSQL with -F (fsync off). */
+  /** PGlite: sync commits to disk (default true). PGlite itself starts PostgreSQL with -F (fsync off). */
   fsync?: boolean;
   logger?: Logger;
   migrate?: boolean;
@@ -71,14 +74,20 @@ function quoteIdent(s: string): string {
 async function openPGlite(opts: OpenOptions): Promise<Database> {
   let client: PGlite;
   let unlock = () => {};
+  let syncStats: SyncStats | undefined;
   if (opts.dataDir) {
     // Before anything in the directory is opened: a second process must not touch a live database.
     unlock = lockDataDir(opts.dataDir);
     const dir = path.join(opts.dataDir, 'pglite');
     fs.mkdirSync(dir, { recursive: true });
-    const startParams =
-      opts.fsync === false ? undefined : PGlite.defaultStartParams.filter((p) => p !== '-F');
-    client = new PGlite(dir, { startParams });
+    if (opts.fsync === false) {
+      syncStats = { enabled: false, calls: 0, totalMs: 0 };
+      client = new PGlite(dir);
+    } else {
+      const syncing = new SyncingNodeFS(dir);
+      syncStats = syncing.stats;
+      client = new PGlite({ fs: syncing, startParams: durableStartParams(PGlite.defaultStartParams) });
+    }
   } else {
     client = new PGlite();
   }
@@ -125,6 +134,7 @@ async function openPGlite(opts: OpenOptions): Promise<Database> {
     onReset() {
       // One process owns the data directory: nothing can be missed.
     },
+    syncStats,
     async close() {
       await socket?.stop();
       await prisma.$disconnect();

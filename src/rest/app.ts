@@ -11,6 +11,7 @@ import { oauthRouter } from './oauth-routes.js';
 import { fhirRoutes } from './fhir-routes.js';
 import { operationOutcome, sendError, sendFhir } from './outcome.js';
 import { badRequest } from '../graphql/errors.js';
+import { setSecurityHeaders } from './security-headers.js';
 
 /** The FHIR base path: `{BASE_URL}fhir/R4`. */
 export const FHIR_BASE = '/fhir/R4';
@@ -60,9 +61,16 @@ export function createExpressApp(
   app.use((req, res, next) => {
     startRequest(req, res);
     const p = req.path;
+    // /graphql and its GraphiQL assets set their own policy (the page needs a looser one).
+    if (!p.startsWith('/graphql')) setSecurityHeaders(res);
     // As the Express route it replaced matched it: /healthz and /healthz/, GET and HEAD, before authentication.
     if ((p === '/healthz' || p === '/healthz/') && (req.method === 'GET' || req.method === 'HEAD')) {
-      res.json(eventLoop ? { ...health, eventLoop: eventLoop.read() } : health);
+      const fsync = services.db.syncStats;
+      res.json({
+        ...health,
+        ...(eventLoop ? { eventLoop: eventLoop.read() } : {}),
+        ...(fsync ? { fsync: { ...fsync, totalMs: Math.round(fsync.totalMs) } } : {}),
+      });
       return;
     }
     // PostgreSQL text cannot hold NUL (nor may FHIR strings): refused here rather than failing in the database.

@@ -15,6 +15,7 @@ import { graphqlLimitPlugins } from '../graphql/limits.js';
 import type { Config } from '../config.js';
 import { contextFor } from './request.js';
 import { jsonBodyParser } from './json-body.js';
+import { bodyParserMessage } from './outcome.js';
 import { registerGraphiQLAssets, renderGraphiQLPage } from './graphiql-page.js';
 
 const JSON_TYPES = ['application/json', 'application/graphql-response+json', 'application/*+json'];
@@ -36,17 +37,12 @@ const GRAPHIQL_CSP = {
 
 /** Sends a body-parser error the way GraphQL clients read errors. */
 function graphqlBodyError(err: unknown, _req: Request, res: Response, next: NextFunction): void {
-  const e = err as { status?: number; type?: string; limit?: number; message?: string };
+  const e = err as { status?: number; type?: string };
   if (typeof e.status !== 'number' || e.status >= 500) {
     next(err);
     return;
   }
-  const message =
-    e.type === 'entity.too.large'
-      ? `Request body is larger than the /graphql limit of ${e.limit} bytes (GRAPHQL_BODY_LIMIT)`
-      : e.type === 'entity.parse.failed'
-        ? `Malformed JSON in request body: ${e.message}`
-        : (e.message ?? 'Bad request');
+  const message = bodyParserMessage(err, e.status, 'GRAPHQL_BODY_LIMIT');
   res.status(e.status).json({ errors: [{ message, extensions: { code: e.type ?? 'BAD_REQUEST' } }] });
 }
 

@@ -63,7 +63,8 @@ function clientCredentials(
   return { clientId: form.client_id, clientSecret: form.client_secret };
 }
 
-/** A form body as a string map, or an OAuth2 invalid_request. */
+/** A form body as a string map, or an OAuth2 invalid_request (a parameter given twice, or a NUL character:
+ * PostgreSQL text cannot hold NUL, and no OAuth2 parameter may contain it). */
 function formBody(req: Request): Record<string, string> {
   if (!req.is('application/x-www-form-urlencoded')) {
     throw new OAuthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded');
@@ -72,6 +73,8 @@ function formBody(req: Request): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(body)) {
     if (typeof v !== 'string') throw new OAuthError('invalid_request', `Parameter ${k} must appear once`);
+    if (k.includes('\0') || v.includes('\0'))
+      throw new OAuthError('invalid_request', 'The NUL character (%00) is not allowed in a form parameter');
     out[k] = v;
   }
   return out;

@@ -55,7 +55,8 @@ export function sendError(req: Request, res: Response, err: unknown): void {
   }
   const status = httpStatusOf(err);
   if (status && status >= 400 && status < 500) {
-    const message = bodyParserMessage(err, status);
+    // /oauth2 forms have a fixed 64 kB limit (no setting); every other body parser here uses BODY_LIMIT.
+    const message = bodyParserMessage(err, status, oauth ? '64kb, fixed for /oauth2' : 'BODY_LIMIT');
     if (oauth) {
       res.status(status).json({ error: 'invalid_request', error_description: message });
       return;
@@ -84,11 +85,12 @@ function httpStatusOf(err: unknown): number | undefined {
   return undefined;
 }
 
-function bodyParserMessage(err: unknown, status: number): string {
+/** The client-facing message of a body-parser error (status 4xx); a body over the limit names `setting`. */
+export function bodyParserMessage(err: unknown, status: number, setting: string): string {
   const type = (err as { type?: string }).type;
   if (type === 'entity.too.large') {
     const limit = (err as { limit?: number }).limit;
-    return `Request body is larger than the limit${limit ? ` of ${limit} bytes` : ''}`;
+    return `Request body is larger than the limit${limit ? ` of ${limit} bytes` : ''} (${setting})`;
   }
   if (type === 'entity.parse.failed') return `Malformed JSON in request body: ${(err as Error).message}`;
   if (type === 'encoding.unsupported' || type === 'charset.unsupported') return (err as Error).message;

@@ -1,6 +1,7 @@
 // The attack suite's measure: run one hostile request (or a burst) against a server process while a second client
 // polls GET /healthz every 50 ms, then judge: the attacker got a 2xx or 4xx within 5 s (never a 500, never
 // silence), /healthz never took longer than 500 ms, and the server still answers afterwards.
+import fs from 'node:fs';
 import { expect } from 'vitest';
 import { startServerProcess, type ServerProcess } from '../helpers/processes.js';
 import { dropSchema, newSchemaName, onPostgres } from '../helpers/server.js';
@@ -130,6 +131,22 @@ export function expectContained(
   opts: { status?: number | number[]; maxHealthMs?: number } = {},
 ) {
   const detail = JSON.stringify({ ...o, body: o.body.slice(0, 300) });
+  // ATTACK_REPORT=<file>: one JSON line per judged attack (test name, status, worst /healthz latency, the server's
+  // worst event-loop delay), for the worst-stall figure of a run.
+  if (process.env.ATTACK_REPORT) {
+    const { status, ms, worstHealthMs, serverWorstDelayMs } = o;
+    const test = expect.getState().currentTestName;
+    fs.appendFileSync(
+      process.env.ATTACK_REPORT,
+      JSON.stringify({
+        test,
+        status,
+        ms: Math.round(ms),
+        worstHealthMs: Math.round(worstHealthMs),
+        serverWorstDelayMs,
+      }) + '\n',
+    );
+  }
   expect(
     typeof o.status === 'number' && o.status >= 200 && o.status < 500,
     `answered 2xx/4xx: ${detail}`,

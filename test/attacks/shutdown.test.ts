@@ -51,37 +51,51 @@ describe('shutdown', () => {
     expect(Date.now() - stoppedAt).toBeLessThan(5_000);
   }, 90_000);
 
-  it('ends after SIGTERM even when a bot ran out of memory growing a Map', async () => {
+  // Reproduced standalone with isolated-vm 5.0.4 on Node 20.20: `m.set(i++, {})` under memoryLimit 16/64/128 ends
+  // in V8's catastrophic out-of-memory (isolated-vm's onCatastrophicError), not in the soft memory-limit
+  // disposal; process.exit then never returns (40 s+, until SIGKILL), even after isolate.dispose(). A Map of
+  // larger values (`{ i, s: 'x'.repeat(64) + i }`) reaches the soft limit first and does not hang.
+  it('ends within the grace and margin after SIGTERM even when bots ran out of memory growing a Map and a Set', async () => {
     target = await startAttackTarget({ SHUTDOWN_GRACE: '2000' });
     const t = target;
     const token = (await signIn(t.base)).access_token;
-    const created = await call(t.base, 'POST', 'fhir/R4/Bot', {
-      token,
-      body: {
-        resourceType: 'Bot',
-        name: 'map grower',
-        memoryLimit: 64,
-        timeout: 20,
-        code: `export async function handler() {
-  const m = (globalThis.grown ??= new Map());
-  for (let i = 0; ; i++) m.set(m.size, { i, s: 'x'.repeat(64) + i });
-}`,
-      },
+    const grow = {
+      map: 'const m = new Map(); let i = 0; for (;;) m.set(i++, {});',
+      set: 'const s = new Set(); let i = 0; for (;;) s.add({ i: i++ });',
+    };
+    const runs = Object.entries(grow).map(async ([name, body], k) => {
+      const created = await call(t.base, 'POST', 'fhir/R4/Bot', {
+        token,
+        body: {
+          resourceType: 'Bot',
+          name: `${name} grower`,
+          memoryLimit: k === 0 ? 64 : 128,
+          timeout: 20,
+          code: `export async function handler() { ${body} }`,
+        },
+      });
+      expect(created.status, created.text).toBe(201);
+      return call(t.base, 'POST', `fhir/R4/Bot/${created.body.id}/$execute`, {
+        token,
+        raw: '{}',
+        headers: { 'content-type': 'application/json' },
+      });
     });
-    expect(created.status, created.text).toBe(201);
-    const run = await call(t.base, 'POST', `fhir/R4/Bot/${created.body.id}/$execute`, {
-      token,
-      raw: '{}',
-      headers: { 'content-type': 'application/json' },
-    });
-    expect(run.status, run.text).toBeGreaterThanOrEqual(400);
+    for (const run of await Promise.all(runs)) {
+      expect(run.status, run.text).toBeGreaterThanOrEqual(400);
+      expect(run.status, run.text).toBeLessThan(600);
+    }
+    // The server still answers after the out-of-memory: only the bots' isolates are gone.
+    expect((await call(t.base, 'GET', 'healthz')).status).toBe(200);
 
     const exit = exited(t);
     const stoppedAt = Date.now();
     t.child.kill('SIGTERM');
+    // Grace 2 s + 5 s to close + the watchdog's 5 s: the process must be gone by 12 s (20 s with a loaded machine's
+    // slack); without the watchdog it never ends.
     const timedOut = Symbol('timed out');
-    const result = await Promise.race([exit, new Promise((r) => setTimeout(() => r(timedOut), 25_000))]);
+    const result = await Promise.race([exit, new Promise((r) => setTimeout(() => r(timedOut), 20_000))]);
     expect(result, 'the process ended').not.toBe(timedOut);
-    expect(Date.now() - stoppedAt).toBeLessThan(25_000);
-  }, 90_000);
+    expect(Date.now() - stoppedAt).toBeLessThan(20_000);
+  }, 150_000);
 });
