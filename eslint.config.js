@@ -5,6 +5,8 @@ export default tseslint.config(
   { ignores: ['node_modules', 'src/generated', 'data', 'bench/results', 'bench-data', 'dist'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  // Plain-JavaScript build scripts (they run with node alone, before any TypeScript tooling).
+  { files: ['scripts/**/*.mjs'], languageOptions: { globals: { process: 'readonly' } } },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
