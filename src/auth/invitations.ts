@@ -3,7 +3,7 @@
 // account until its holder, signed in, sees the invitation in `me` and accepts it.
 import type { Database } from '../db/database.js';
 import type { Invitation, ProjectMembership } from '../generated/prisma/client.js';
-import { badRequest, forbidden, notFound } from '../graphql/errors.js';
+import { badRequest, forbidden, notFound } from '../core/errors.js';
 import type { Principal } from '../graphql/context.js';
 import { normalizeEmail } from './email.js';
 import { isUuid } from './auth-service.js';

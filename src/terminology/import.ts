@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import readline from 'node:readline';
 import type { Database } from '../db/database.js';
-import { ApiError } from '../graphql/errors.js';
+import { ApiError } from '../core/errors.js';
 import { flattenCodeSystemConcepts } from './engine/flatten.js';
 import type { CodeSystemResource, ConceptInput } from './engine/types.js';
 import { saveResource, validateCodeSystem, validateValueSet, type TerminologyType } from './repository.js';

@@ -32,6 +32,7 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const schema = onPostgres ? (opts.schema ?? newSchemaName()) : undefined;
   const running = await startServer({
+    env: process.env,
     inMemory: !onPostgres && !opts.dataDir,
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     config: {
