@@ -10,7 +10,7 @@ import express, {
 import helmet from 'helmet';
 import { createYoga } from 'graphql-yoga';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { schema } from '../graphql/schema.js';
+import { publicSchema } from '../graphql/schema.js';
 import { graphqlLimitPlugins } from '../graphql/limits.js';
 import { maskError } from '../graphql/errors.js';
 import type { Config } from '../config.js';
@@ -57,7 +57,7 @@ export function mountGraphql(app: Express, config: Config): void {
   const basePath = new URL(config.baseUrl).pathname;
   registerGraphiQLAssets(app);
   const yoga = createYoga({
-    schema,
+    schema: publicSchema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     logging: false,
