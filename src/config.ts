@@ -1,5 +1,31 @@
-// Every setting, read from the environment once, with its default. See README "Configuration".
+// Every setting, read from an environment given by the caller (main.ts passes process.env), with its default. See
+// README "Configuration". The result is frozen: settings do not change while the server runs.
 import path from 'node:path';
+
+/** Environment variables as loadConfig reads them (process.env, or a plain object in tests). */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** A setting with a value it cannot take; startup stops with this message (main.ts prints it without a stack). */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Path of the FHIR R4 base under BASE_URL (no slashes at either end). */
+export const FHIR_PATH = 'fhir/R4';
+
+/** The FHIR base URL `{BASE_URL}fhir/R4` (no trailing slash), as every absolute FHIR link is built. */
+export function fhirBaseUrl(config: Pick<Config, 'baseUrl'>): string {
+  return `${config.baseUrl}${FHIR_PATH}`;
+}
+
+/** BASE_URL normalised: always ends with '/' (a missing one would give `.../apifhir/R4`). */
+export function normaliseBaseUrl(url: string): string {
+  return url.endsWith('/') ? url : `${url}/`;
+}
+
+/** The first-start defaults (README "Configuration"); NODE_ENV=production refuses the two secrets. */
+export const DEFAULT_ADMIN_PASSWORD = 'medplum_admin';
+export const DEFAULT_CLIENT_SECRET = 'change-me-client-secret';
 
 /** The server's settings. */
 export interface Config {
@@ -117,24 +143,34 @@ export interface ThrottleSettings {
   windowSec: number;
 }
 
-function int(name: string, def: number): number {
-  const v = process.env[name];
-  if (v === undefined || v === '') return def;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${v}"`);
-  return n;
-}
+const TRUE_WORDS = ['1', 'true', 'yes', 'on'];
+const FALSE_WORDS = ['0', 'false', 'no', 'off'];
 
-function bool(name: string, def: boolean): boolean {
-  const v = process.env[name];
-  if (v === undefined || v === '') return def;
-  return ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
+/** Readers of one environment: integers and booleans are strict (a typo is a startup error naming the setting). */
+function readers(env: Env) {
+  const int = (name: string, def: number): number => {
+    const v = env[name];
+    if (v === undefined || v === '') return def;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0)
+      throw new ConfigError(`${name} must be a non-negative integer, got "${v}"`);
+    return n;
+  };
+  const bool = (name: string, def: boolean): boolean => {
+    const v = env[name];
+    if (v === undefined || v === '') return def;
+    const word = v.trim().toLowerCase();
+    if (TRUE_WORDS.includes(word)) return true;
+    if (FALSE_WORDS.includes(word)) return false;
+    throw new ConfigError(`${name} must be true or false (or 1/0, yes/no, on/off), got "${v}"`);
+  };
+  return { int, bool };
 }
 
 /** PASSWORD_HASH_COST: log2 of scrypt's N, 10-20 (default 17: 2^17 is OWASP's minimum; lower only for tests). */
-function hashCost(): number {
+function hashCost(int: (name: string, def: number) => number): number {
   const n = int('PASSWORD_HASH_COST', 17);
-  if (n < 10 || n > 20) throw new Error(`PASSWORD_HASH_COST must be 10-20, got ${n}`);
+  if (n < 10 || n > 20) throw new ConfigError(`PASSWORD_HASH_COST must be 10-20, got ${n}`);
   return n;
 }
 
@@ -146,13 +182,60 @@ function trustProxySetting(v: string | undefined): boolean | number | string {
   return v;
 }
 
-/** Reads the configuration from an environment (process.env by default), applying overrides on top. */
-export function loadConfig(overrides: Partial<Config> = {}): Config {
-  const env = process.env;
-  const port = overrides.port ?? int('PORT', 8103);
-  const host = overrides.host ?? env.HOST ?? '0.0.0.0';
-  let baseUrl = overrides.baseUrl ?? env.BASE_URL ?? `http://localhost:${port}/`;
-  if (!baseUrl.endsWith('/')) baseUrl += '/';
+/** How loadConfig treats its input besides the environment. */
+export interface LoadOptions {
+  /** Settings that win over the environment (tests); normalised like the environment's. */
+  overrides?: Partial<Config>;
+  /** True when NODE_ENV=production was not set by the operator but defaulted by main.ts (production-env.ts): the
+   * documented first-start secrets stay allowed, so `npm install && npm start` works on a fresh clone. */
+  productionDefaulted?: boolean;
+}
+
+/** Reads the configuration from `env`, applies overrides, normalises, validates and freezes it. Throws
+ * ConfigError naming the setting when a value is invalid. */
+export function loadConfig(env: Env, opts: LoadOptions = {}): Readonly<Config> {
+  const config = normalise({ ...fromEnv(env), ...opts.overrides });
+  if (env.NODE_ENV === 'production' && !opts.productionDefaulted) refuseDefaultSecrets(config);
+  return deepFreeze(config);
+}
+
+/** Normalisation applied after overrides, so an override is held to the same form as an environment value. */
+function normalise(config: Config): Config {
+  // BASE_URL's default names the port, the overridden one included.
+  const baseUrl = config.baseUrl || `http://localhost:${config.port}/`;
+  return { ...config, baseUrl: normaliseBaseUrl(baseUrl), dataDir: path.resolve(config.dataDir) };
+}
+
+/** NODE_ENV=production: the documented default admin password and client secret are public knowledge. */
+function refuseDefaultSecrets(config: Config): void {
+  const bad = [
+    ...(config.adminPassword === DEFAULT_ADMIN_PASSWORD ? ['ADMIN_PASSWORD'] : []),
+    ...(config.clientSecret === DEFAULT_CLIENT_SECRET ? ['CLIENT_SECRET'] : []),
+  ];
+  if (bad.length > 0) {
+    throw new ConfigError(
+      `NODE_ENV=production refuses the documented default ${bad.join(' and ')}: set ${bad.length > 1 ? 'them' : 'it'} ` +
+        'to a secret of your own (README "Configuration")',
+    );
+  }
+}
+
+/** Freezes an object and everything it holds (config is read by many modules; none may change it). */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/** The configuration the environment alone describes. */
+function fromEnv(env: Env): Config {
+  const { int, bool } = readers(env);
+  const port = int('PORT', 8103);
+  const host = env.HOST ?? '0.0.0.0';
+  // Empty: defaulted from the port in normalise(), after overrides.
+  const baseUrl = env.BASE_URL ?? '';
   const defaulted = {
     adminEmail: !env.ADMIN_EMAIL,
     adminPassword: !env.ADMIN_PASSWORD,
@@ -163,14 +246,14 @@ export function loadConfig(overrides: Partial<Config> = {}): Config {
     port,
     host,
     baseUrl,
-    dataDir: path.resolve(env.DATA_DIR ?? './data'),
+    dataDir: env.DATA_DIR || './data',
     databaseUrl: env.DATABASE_URL || undefined,
     databaseSchema: env.DATABASE_SCHEMA || undefined,
     pgliteSocketPort: env.PGLITE_SOCKET_PORT ? int('PGLITE_SOCKET_PORT', 0) : undefined,
     adminEmail: env.ADMIN_EMAIL ?? 'admin@example.com',
-    adminPassword: env.ADMIN_PASSWORD ?? 'medplum_admin',
+    adminPassword: env.ADMIN_PASSWORD ?? DEFAULT_ADMIN_PASSWORD,
     clientId: env.CLIENT_ID ?? 'f54370de-eaf3-4d81-a17e-24860f667912',
-    clientSecret: env.CLIENT_SECRET ?? 'change-me-client-secret',
+    clientSecret: env.CLIENT_SECRET ?? DEFAULT_CLIENT_SECRET,
     defaulted,
     signingKeyPem: env.SIGNING_KEY_PEM || undefined,
     accessTokenLifetimeSec: int('ACCESS_TOKEN_LIFETIME', 3600),
@@ -219,7 +302,7 @@ export function loadConfig(overrides: Partial<Config> = {}): Config {
     botProjectMemoryMb: int('BOT_PROJECT_MEMORY_MB', 1024),
     botMaxExecutionsPerRequest: int('BOT_MAX_EXECUTIONS_PER_REQUEST', 50),
     botHl7MaxBytes: int('BOT_HL7_MAX_BYTES', 4 * 1024 * 1024),
-    passwordHashCost: hashCost(),
+    passwordHashCost: hashCost(int),
     passwordHashConcurrency: Math.max(1, int('PASSWORD_HASH_CONCURRENCY', 2)),
     loginThrottle: {
       perSubjectAndAddress: int('LOGIN_MAX_FAILURES', 5),
@@ -239,6 +322,5 @@ export function loadConfig(overrides: Partial<Config> = {}): Config {
       windowSec: int('ACCOUNT_INVITE_WINDOW', 900),
     },
     invitationTtlSec: int('INVITATION_TTL', 7 * 24 * 3600),
-    ...overrides,
   };
 }

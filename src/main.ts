@@ -1,9 +1,19 @@
 // Process entry: config -> database -> app -> listen; graceful shutdown on SIGTERM/SIGINT.
-import './production-env.js';
+import { nodeEnvDefaulted } from './production-env.js';
+import { ConfigError } from './config.js';
 import { startServer } from './server.js';
 import { killSelfAfter } from './last-resort-exit.js';
 
-const running = await startServer();
+const running = await startServer({ env: process.env, productionDefaulted: nodeEnvDefaulted }).catch(
+  (err: unknown) => {
+    // A bad setting is the operator's to fix: its message names it; a stack trace would only bury it.
+    if (err instanceof ConfigError) {
+      process.stderr.write(`Configuration error: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  },
+);
 const { logger, config } = running.services;
 logger.info({ url: config.baseUrl, database: running.services.db.kind }, `listening on port ${config.port}`);
 

@@ -3,8 +3,9 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import express from 'express';
 import pino, { type Logger } from 'pino';
-import { loadConfig, type Config } from './config.js';
+import { loadConfig, type Config, type Env } from './config.js';
 import { openDatabase } from './db/database.js';
 import { AuthService } from './auth/auth-service.js';
 import { loadSigningKeys } from './auth/keys.js';
@@ -21,6 +22,8 @@ import { botRoutes } from './rest/bot-routes.js';
 import { expandLimitsOf, TerminologyService } from './terminology/service.js';
 import { setupTerminology } from './terminology/setup.js';
 import { terminologyRoutes } from './rest/terminology-routes.js';
+import { runOperation } from './rest/operation.js';
+import { schema } from './graphql/schema.js';
 
 export interface RunningServer {
   services: Services;
@@ -30,15 +33,54 @@ export interface RunningServer {
 }
 
 export interface StartOptions {
+  /** The environment the settings are read from (main.ts: process.env). */
+  env: Env;
+  /** Settings that win over the environment (tests). */
   config?: Partial<Config>;
+  /** NODE_ENV=production was defaulted by main.ts, not set by the operator (see loadConfig). */
+  productionDefaulted?: boolean;
   logger?: Logger;
   /** In-memory PGlite (tests); otherwise PGlite in config.dataDir or PostgreSQL. */
   inMemory?: boolean;
 }
 
 /** Starts a server: database, migrations, first-start bootstrap, services, HTTP listener. */
-export async function startServer(opts: StartOptions = {}): Promise<RunningServer> {
-  const config = loadConfig(opts.config);
+export async function startServer(opts: StartOptions): Promise<RunningServer> {
+  const load = (overrides?: Partial<Config>) =>
+    loadConfig(opts.env, { overrides, productionDefaulted: opts.productionDefaulted });
+  const requested = load(opts.config);
+  const app = express();
+  const server = createHttpServer(app, requested);
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, requested.host, () => resolve());
+    });
+  // Port 0 (tests): bind first, so the frozen config (BASE_URL's default included) names the real port. Nobody
+  // can connect before startServer returns the port; a fixed port is bound last, when everything is ready.
+  const bindEarly = requested.port === 0;
+  if (bindEarly) await listen(0);
+  try {
+    const config = bindEarly
+      ? load({ ...opts.config, port: (server.address() as AddressInfo).port })
+      : requested;
+    return await assemble(opts, config, app, server, () =>
+      bindEarly ? Promise.resolve() : listen(config.port),
+    );
+  } catch (err) {
+    if (bindEarly) server.close();
+    throw err;
+  }
+}
+
+/** Builds the services and the app on a loaded config, then listens (unless already bound). */
+async function assemble(
+  opts: StartOptions,
+  config: Readonly<Config>,
+  app: express.Express,
+  server: http.Server,
+  listen: () => Promise<void>,
+): Promise<RunningServer> {
   const logger =
     opts.logger ??
     pino({
@@ -69,6 +111,7 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
       indexDir: opts.inMemory ? undefined : path.join(config.dataDir, 'terminology-index'),
       indexBudgetBytes: config.terminologyIndexBudgetMb * 1024 * 1024,
     }),
+    operations: { run: runOperation, schema },
     instanceId: crypto.randomUUID(),
   };
   services.fhir.register('Bot', services.bots.store);
@@ -78,18 +121,13 @@ export async function startServer(opts: StartOptions = {}): Promise<RunningServe
   const features: FeatureRoutes[] = [terminologyRoutes, botRoutes];
 
   const eventLoop = startEventLoopWatchdog(logger, config.eventLoopLogIntervalMs);
-  const app = createExpressApp(services, features, eventLoop);
-  const server = createHttpServer(app, config);
+  createExpressApp(services, features, eventLoop, app);
   server.keepAliveTimeout = 65_000;
   limitConnectionsPerAddress(server, config.maxConnectionsPerAddress);
   let draining = false;
   const closeInFlight = closeConnectionsWhenDraining(server, () => draining);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  await listen();
   const port = (server.address() as AddressInfo).port;
-  if (!opts.config?.baseUrl && !process.env.BASE_URL) config.baseUrl = `http://localhost:${port}/`;
   const url = `http://127.0.0.1:${port}/`;
   let closing: Promise<void> | undefined;
   return {

@@ -6,6 +6,7 @@ import type { AuthService } from './auth/auth-service.js';
 import type { ResourceRegistry } from './fhir/registry.js';
 import type { BotService } from './bots/service.js';
 import type { TerminologyService } from './terminology/service.js';
+import type { OperationRunner } from './graphql/context.js';
 
 export interface Services {
   config: Config;
@@ -17,6 +18,8 @@ export interface Services {
   bots: BotService;
   /** Terminology: CodeSystem/ValueSet resolution, indexes and $expand. */
   terminology: TerminologyService;
+  /** Internal GraphQL operations (bots' `medplum` argument runs its calls through it). */
+  operations: OperationRunner;
   /** An id for this process, for job claims and logs. */
   instanceId: string;
 }

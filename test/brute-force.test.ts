@@ -125,7 +125,7 @@ describe('password hashing cost', () => {
     const saved = process.env.PASSWORD_HASH_COST;
     delete process.env.PASSWORD_HASH_COST;
     try {
-      const config = loadConfig();
+      const config = loadConfig(process.env);
       expect(config.passwordHashCost).toBe(17);
       expect(config.passwordHashConcurrency).toBe(2);
       expect(config.loginThrottle).toEqual({

@@ -154,6 +154,7 @@ describe('logs', () => {
     });
     const schema = onPostgres ? newSchemaName() : undefined;
     const server: RunningServer = await startServer({
+      env: process.env,
       inMemory: !onPostgres,
       logger: pino({ level: 'debug' }, sink),
       config: {

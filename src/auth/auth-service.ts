@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { Invitation, User } from '../generated/prisma/client.js';
-import { badRequest, forbidden, notFound, unauthorized, ApiError } from '../graphql/errors.js';
+import { badRequest, forbidden, notFound, unauthorized, ApiError } from '../core/errors.js';
 import type { Principal } from '../graphql/context.js';
 import { OAuthError } from './oauth-error.js';
 import { normalizeEmail } from './email.js';

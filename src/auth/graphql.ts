@@ -1,6 +1,6 @@
 // GraphQL types and operations of accounts and sessions: me, logout, revokeSession, revokeOtherSessions, createUser.
 import { builder } from '../graphql/builder.js';
-import { ApiError } from '../graphql/errors.js';
+import { ApiError } from '../core/errors.js';
 import { requirePrincipal, type GraphQLContext } from '../graphql/context.js';
 import { describeUserAgent } from './user-agent.js';
 import { loadMembershipRows, type MembershipRows } from './loaders.js';

@@ -4,7 +4,7 @@
 // INVITATION_TTL (7 days) after it was made or last renewed; then it is as if it never existed.
 import type { Database } from '../db/database.js';
 import type { Invitation, Prisma, ProjectMembership } from '../generated/prisma/client.js';
-import { badRequest, forbidden, notFound } from '../graphql/errors.js';
+import { badRequest, forbidden, notFound } from '../core/errors.js';
 import type { Principal } from '../graphql/context.js';
 import { normalizeEmail } from './email.js';
 import { isUuid } from './auth-service.js';

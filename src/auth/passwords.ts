@@ -3,7 +3,7 @@
 // holds that much memory while it runs, so concurrent hashes are bounded and the queue behind them too.
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
-import { ApiError } from '../graphql/errors.js';
+import { ApiError } from '../core/errors.js';
 
 const scrypt = promisify(crypto.scrypt) as (
   password: string,

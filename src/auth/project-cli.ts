@@ -5,7 +5,7 @@
 // users of the machine can read in the process list, and shells keep in their history).
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
-import { ApiError } from '../graphql/errors.js';
+import { ApiError } from '../core/errors.js';
 import { passwordHasher } from './auth-service.js';
 import { createProject } from './projects.js';
 
@@ -42,7 +42,7 @@ async function main(argv: string[]): Promise<void> {
   if (!opts.name || !opts['admin-email']) usage();
   const password = process.env.PROJECT_ADMIN_PASSWORD ?? (await readLine());
 
-  const config = loadConfig();
+  const config = loadConfig(process.env);
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     schema: config.databaseSchema,
@@ -63,8 +63,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  const field =
-    err instanceof ApiError ? (err.extensions as { expression?: string[] }).expression : undefined;
+  const field = err instanceof ApiError ? err.expression : undefined;
   process.stderr.write(
     `project:create failed: ${err instanceof Error ? err.message : String(err)}${field ? ` (${field.join(', ')})` : ''}\n`,
   );

@@ -1,6 +1,6 @@
 // Projects (tenants): a server administrator creates a project together with its first admin user.
 import type { Database } from '../db/database.js';
-import { ApiError, badRequest, forbidden } from '../graphql/errors.js';
+import { ApiError, badRequest, forbidden } from '../core/errors.js';
 import type { Principal } from '../graphql/context.js';
 import { normalizeEmail } from './email.js';
 import type { PasswordHasher } from './passwords.js';

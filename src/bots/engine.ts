@@ -1,6 +1,6 @@
 // The seam between the bot service and the isolated-vm sandbox (src/bots/sandbox, owned separately): compiling at
 // deploy with client-facing errors, and building the one sandbox per server instance with the HL7 prelude.
-import { badRequest } from '../graphql/errors.js';
+import { badRequest } from '../core/errors.js';
 import { BotSandbox, CompileError } from './sandbox/index.js';
 import { hl7IsolateSource } from './hl7/bundle.js';
 import type { Config } from '../config.js';

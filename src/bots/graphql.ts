@@ -2,7 +2,7 @@
 // admin-only project secrets (names listable, values never returned).
 import { builder } from '../graphql/builder.js';
 import { requirePrincipal, type GraphQLContext } from '../graphql/context.js';
-import { badRequest, forbidden, notFound } from '../graphql/errors.js';
+import { badRequest, forbidden, notFound } from '../core/errors.js';
 import type { BotResult, ExecuteRequest } from './types.js';
 import type { JobState } from './jobs.js';
 import { mediaType } from './input.js';

@@ -1,5 +1,5 @@
 // event.input from the request body, by Content-Type. Parameters (charset, ...) are ignored; unknown types are 415.
-import { ApiError, badRequest } from '../graphql/errors.js';
+import { ApiError, badRequest } from '../core/errors.js';
 import { checkHl7Message } from './hl7/check.js';
 
 export const HL7_V2 = 'x-application/hl7-v2+er7';

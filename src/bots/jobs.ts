@@ -9,7 +9,7 @@
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
-import { ApiError } from '../graphql/errors.js';
+import { ApiError, operationOutcome } from '../core/errors.js';
 import { createContext, type GraphQLContext } from '../graphql/context.js';
 import type { Services } from '../services.js';
 import type { BotService } from './service.js';
@@ -207,10 +207,7 @@ export class JobRunner {
       status = api?.status ?? 500;
       const text = api ? api.message : 'Internal server error';
       if (!api) this.logger.error({ err, jobId: id }, 'bot job failed');
-      body = JSON.stringify({
-        resourceType: 'OperationOutcome',
-        issue: [{ severity: 'error', code: api?.issueCode ?? 'exception', details: { text } }],
-      });
+      body = JSON.stringify(operationOutcome('error', api?.issueCode ?? 'exception', text));
     }
     try {
       await this.db.prisma.botJob.update({

@@ -1,11 +1,9 @@
 // The `medplum` argument of a bot, host side: each method runs an internal GraphQL operation with the calling
 // principal's context, so a bot can do exactly what its caller can do in the bot's project, nothing more.
-import { getNamedType, isScalarType, parse, print, type GraphQLArgument } from 'graphql';
+import { getNamedType, isScalarType, parse, print, type GraphQLArgument, type GraphQLSchema } from 'graphql';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { createContext, type GraphQLContext } from '../graphql/context.js';
-import { ApiError } from '../graphql/errors.js';
-import { schema } from '../graphql/schema.js';
-import { runOperation } from '../rest/operation.js';
+import { ApiError } from '../core/errors.js';
 import type { BotResult } from './types.js';
 
 /** Nested medplum.executeBot calls allowed from one request (a bot calling a bot calling a bot ...). */
@@ -69,7 +67,7 @@ let expandDoc: TypedDocumentNode<{ expandValueSet: unknown }, Vars> | null | und
 let expandArgs: readonly GraphQLArgument[] = [];
 
 /** The expandValueSet query, built from the schema at first use (it belongs to the terminology feature). */
-function expandDocument(): TypedDocumentNode<{ expandValueSet: unknown }, Vars> | null {
+function expandDocument(schema: GraphQLSchema): TypedDocumentNode<{ expandValueSet: unknown }, Vars> | null {
   if (expandDoc !== undefined) return expandDoc;
   const field = schema.getQueryType()?.getFields().expandValueSet;
   if (!field || !isScalarType(getNamedType(field.type))) {
@@ -138,11 +136,11 @@ export function medplumFunctions(
     };
   };
   const search = async (resourceType: unknown, query: unknown) =>
-    (await runOperation(SearchDoc, searchQuery(resourceType, query), sub())).searchResources;
+    (await ctx.services.operations.run(SearchDoc, searchQuery(resourceType, query), sub())).searchResources;
   return {
     readResource: async (resourceType, id) =>
       (
-        await runOperation(
+        await ctx.services.operations.run(
           ReadDoc,
           { resourceType: str(resourceType, 'resourceType'), id: str(id, 'id') },
           sub(),
@@ -162,7 +160,7 @@ export function medplumFunctions(
     createResource: async (resource) => {
       const r = obj(resource, 'resource');
       return (
-        await runOperation(
+        await ctx.services.operations.run(
           CreateDoc,
           { resourceType: str(r.resourceType, 'resourceType'), resource: r },
           sub(),
@@ -172,7 +170,7 @@ export function medplumFunctions(
     updateResource: async (resource) => {
       const r = obj(resource, 'resource');
       return (
-        await runOperation(
+        await ctx.services.operations.run(
           UpdateDoc,
           { resourceType: str(r.resourceType, 'resourceType'), id: str(r.id, 'resource.id'), resource: r },
           sub(),
@@ -180,7 +178,7 @@ export function medplumFunctions(
       ).updateResource;
     },
     deleteResource: async (resourceType, id) => {
-      await runOperation(
+      await ctx.services.operations.run(
         DeleteDoc,
         { resourceType: str(resourceType, 'resourceType'), id: str(id, 'id') },
         sub(),
@@ -207,7 +205,9 @@ export function medplumFunctions(
       }
       const type = typeof contentType === 'string' && contentType ? contentType : 'application/json';
       const body = typeof input === 'string' ? input : JSON.stringify(input ?? null);
-      const r = (await runOperation(ExecuteDoc, { id, identifier, contentType: type, body }, c)).executeBot;
+      const r = (
+        await ctx.services.operations.run(ExecuteDoc, { id, identifier, contentType: type, body }, c)
+      ).executeBot;
       if (r.status >= 400) {
         const value = resultValue(r) as { issue?: Array<{ details?: { text?: string } }> };
         throw new Error(value?.issue?.[0]?.details?.text ?? `Bot answered ${r.status}`);
@@ -215,12 +215,12 @@ export function medplumFunctions(
       return resultValue(r);
     },
     valueSetExpand: async (params) => {
-      const d = expandDocument();
+      const d = expandDocument(ctx.services.operations.schema);
       if (!d) throw new ApiError(501, 'not-supported', 'ValueSet expansion is not available on this server');
       const p = params && typeof params === 'object' ? (params as Record<string, unknown>) : {};
       const vars: Vars = {};
       for (const a of expandArgs) if (p[a.name] !== undefined) vars[a.name] = p[a.name];
-      return (await runOperation(d, vars, sub())).expandValueSet;
+      return (await ctx.services.operations.run(d, vars, sub())).expandValueSet;
     },
   };
 }

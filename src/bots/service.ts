@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { ApiError, badRequest, notFound } from '../graphql/errors.js';
+import { ApiError, badRequest, notFound, operationOutcome } from '../core/errors.js';
 import { requirePrincipal, type GraphQLContext, type Principal } from '../graphql/context.js';
 import { parseIdentifierToken } from '../fhir/types.js';
 import { BotCache, SECRETS_CHANGED } from './cache.js';
@@ -32,8 +32,8 @@ const ERROR_STATUS: Record<string, { status: number; code: string }> = {
 /** Seconds a refused execution is told to wait (Retry-After): executions are short, a share frees up quickly. */
 const BUSY_RETRY_AFTER_SEC = 1;
 
-function outcomeBody(severity: string, code: string, text: string): string {
-  return JSON.stringify({ resourceType: 'OperationOutcome', issue: [{ severity, code, details: { text } }] });
+function outcomeBody(severity: 'error' | 'information', code: string, text: string): string {
+  return JSON.stringify(operationOutcome(severity, code, text));
 }
 
 function isResource(v: unknown): boolean {

@@ -1,7 +1,7 @@
 // The Bot resource store ([base]/Bot CRUD and search), project-scoped. Code is compiled when written (a compile
 // error is a 400 naming line:column); identifiers are unique per project (409), written in the same statement as
 // the bot so no half-written record exists. Every change notifies bot_changed so all instances drop their cache.
-import { ApiError, badRequest, conflict, forbidden, notFound } from '../graphql/errors.js';
+import { ApiError, badRequest, conflict, forbidden, notFound } from '../core/errors.js';
 import { requirePrincipal, type GraphQLContext, type Principal } from '../graphql/context.js';
 import { isFhirId } from '../fhir/registry.js';
 import type { FhirResource, ResourceStore, SearchParams } from '../fhir/types.js';

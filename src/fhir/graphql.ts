@@ -1,9 +1,10 @@
 // Generic FHIR CRUD and search over the registered stores, as GraphQL operations the REST layer runs.
 import { builder } from '../graphql/builder.js';
 import { requirePrincipal } from '../graphql/context.js';
-import { badRequest } from '../graphql/errors.js';
+import { badRequest } from '../core/errors.js';
 import { validateResourceBody } from './registry.js';
 import type { Bundle } from './types.js';
+import { fhirBaseUrl } from '../config.js';
 
 builder.queryField('readResource', (t) =>
   t.field({
@@ -44,7 +45,7 @@ builder.queryField('searchResources', (t) =>
         count,
         offset,
       });
-      const base = `${ctx.services.config.baseUrl}fhir/R4/`;
+      const base = `${fhirBaseUrl(ctx.services.config)}/`;
       return {
         resourceType: 'Bundle',
         type: 'searchset',

@@ -1,5 +1,5 @@
 // Which resource types are served, and by which store. Features register their stores at start.
-import { ApiError, badRequest } from '../graphql/errors.js';
+import { ApiError, badRequest } from '../core/errors.js';
 import type { FhirResource, ResourceStore } from './types.js';
 
 /** Resource stores by resource type. */

@@ -1,7 +1,9 @@
 // Per-request GraphQL context: who is calling (principal), request facts, and per-request dataloaders.
 import DataLoader from 'dataloader';
+import type { GraphQLSchema } from 'graphql';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { Services } from '../services.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../core/errors.js';
 
 /** The authenticated caller, resolved from the access token's Login. */
 export interface Principal {
@@ -32,6 +34,18 @@ export interface GraphQLContext {
   request: RequestInfo;
   /** A per-request DataLoader by name, created on first use (batching lookups by id within one request). */
   loader<K, V>(name: string, batch: (keys: readonly K[]) => Promise<Array<V | Error>>): DataLoader<K, V>;
+}
+
+/** Runs internal GraphQL operations in-process. The app wires it (the schema and the compiled executor), so a
+ * feature can run another feature's operation without importing the schema, which imports every feature. */
+export interface OperationRunner {
+  run<TData, TVars extends Record<string, unknown>>(
+    document: TypedDocumentNode<TData, TVars>,
+    variables: TVars,
+    ctx: GraphQLContext,
+  ): Promise<TData>;
+  /** The assembled schema, for documents built from a field's definition. */
+  readonly schema: GraphQLSchema;
 }
 
 /** Builds a context for one request. */

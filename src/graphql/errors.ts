@@ -1,55 +1,37 @@
-// Errors that carry an HTTP status and a FHIR issue code, so REST can answer with the right OperationOutcome
-// and GraphQL clients see a clear message. Anything else is an internal error (masked, 500).
+// The GraphQL edge of the application errors (src/core/errors.ts): yoga's maskError turns an ApiError into a
+// GraphQLError with `code`, `http.status` (the response status), `expression` and `oauthError` extensions, as
+// clients saw it when ApiError was itself a GraphQLError; every other error stays masked (500). The re-exports
+// keep older imports compiling; features import src/core/errors.ts.
 import { GraphQLError } from 'graphql';
+import { maskError as yogaMaskError } from 'graphql-yoga';
+import { ApiError } from '../core/errors.js';
 
-/** FHIR IssueType codes we use. */
-export type IssueCode =
-  | 'invalid'
-  | 'required'
-  | 'value'
-  | 'structure'
-  | 'not-found'
-  | 'forbidden'
-  | 'login'
-  | 'security'
-  | 'conflict'
-  | 'duplicate'
-  | 'too-costly'
-  | 'not-supported'
-  | 'processing'
-  | 'exception'
-  | 'timeout'
-  | 'throttled'
-  | 'informational';
+export * from '../core/errors.js';
 
-/** A client-facing error with its HTTP status. */
-export class ApiError extends GraphQLError {
-  constructor(
-    public readonly status: number,
-    public readonly issueCode: IssueCode,
-    message: string,
-    extra: { expression?: string[]; oauthError?: string; txIssueType?: string } = {},
-  ) {
-    super(message, {
-      extensions: {
-        code: issueCode,
-        http: { status },
-        ...(extra.expression ? { expression: extra.expression } : {}),
-        ...(extra.oauthError ? { oauthError: extra.oauthError } : {}),
-        ...(extra.txIssueType ? { txIssueType: extra.txIssueType } : {}),
-      },
-    });
-  }
+/** GraphQL extensions of an application error. */
+function extensionsOf(err: ApiError): Record<string, unknown> {
+  return {
+    code: err.issueCode,
+    http: { status: err.status },
+    ...(err.expression ? { expression: err.expression } : {}),
+    ...(err.oauthError ? { oauthError: err.oauthError } : {}),
+    ...(err.txIssueType ? { txIssueType: err.txIssueType } : {}),
+  };
 }
 
-/** 400 invalid input. */
-export const badRequest = (message: string, expression?: string[]) =>
-  new ApiError(400, 'invalid', message, { expression });
-/** 401 not signed in / token not accepted. */
-export const unauthorized = (message = 'Unauthorized') => new ApiError(401, 'login', message);
-/** 403 signed in but not allowed. */
-export const forbidden = (message = 'Forbidden') => new ApiError(403, 'forbidden', message);
-/** 404 not found (also used where revealing existence would leak). */
-export const notFound = (message = 'Not found') => new ApiError(404, 'not-found', message);
-/** 409 conflict (duplicates). */
-export const conflict = (message: string) => new ApiError(409, 'duplicate', message);
+/** yoga's maskedErrors.maskError: application errors are shown (with their status), anything else is masked. */
+export function maskError(error: unknown, message: string, isDev?: boolean): Error {
+  const original = error instanceof GraphQLError ? error.originalError : error;
+  if (original instanceof ApiError) {
+    const located = error instanceof GraphQLError ? error : undefined;
+    return new GraphQLError(original.message, {
+      nodes: located?.nodes,
+      source: located?.source,
+      positions: located?.positions,
+      path: located?.path,
+      originalError: original,
+      extensions: extensionsOf(original),
+    });
+  }
+  return yogaMaskError(error, message, isDev);
+}

@@ -10,11 +10,12 @@ import { authRouter } from './auth-routes.js';
 import { oauthRouter } from './oauth-routes.js';
 import { fhirRoutes } from './fhir-routes.js';
 import { operationOutcome, sendError, sendFhir } from './outcome.js';
-import { badRequest } from '../graphql/errors.js';
+import { badRequest } from '../core/errors.js';
+import { FHIR_PATH } from '../config.js';
 import { setSecurityHeaders } from './security-headers.js';
 
 /** The FHIR base path: `{BASE_URL}fhir/R4`. */
-export const FHIR_BASE = '/fhir/R4';
+export const FHIR_BASE = `/${FHIR_PATH}`;
 
 /** Registers a feature's routes (operations) under the FHIR base, before the generic resource routes. Routes are
  * registered on the app itself with full paths rather than on a mounted router: a mounted router rewrites and
@@ -26,13 +27,13 @@ export type FeatureRoutes = (
   jsonParser: RequestHandler,
 ) => void;
 
-/** Builds the Express app for a set of services. */
+/** Builds the Express app for a set of services (on `app` when given: the HTTP server may exist before it). */
 export function createExpressApp(
   services: Services,
   features: FeatureRoutes[] = [],
   eventLoop?: EventLoopWatchdog,
+  app: Express = express(),
 ): Express {
-  const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', services.config.trustProxy);
   app.set('etag', false);

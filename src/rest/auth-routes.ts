@@ -1,12 +1,13 @@
 // /auth/*: Medplum-compatible sign-in and session endpoints, each running a GraphQL operation.
 import express, { Router, type Response } from 'express';
 import { graphql } from '../generated/gql/index.js';
-import { badRequest } from '../graphql/errors.js';
+import { badRequest } from '../core/errors.js';
 import { runOperation } from './operation.js';
 import { contextFor } from './request.js';
 import { operationOutcome, sendFhir } from './outcome.js';
 import { asyncHandler, requireAuth } from './middleware.js';
 import { TooManyAttempts } from '../auth/throttle.js';
+import { fhirBaseUrl } from '../config.js';
 
 const LoginDoc = graphql(`
   mutation RestLogin(
@@ -116,7 +117,6 @@ export function authRouter(jsonParser: express.RequestHandler): Router {
     requireAuth,
     asyncHandler(async (req, res) => {
       const { me } = await runOperation(MeDoc, {}, contextFor(req));
-      const base = req.services.config.baseUrl;
       const profile = me.user
         ? {
             resourceType: 'Practitioner',
@@ -155,7 +155,7 @@ export function authRouter(jsonParser: express.RequestHandler): Router {
           })),
         },
         loginId: me.loginId,
-        fhirBase: `${base}fhir/R4/`,
+        fhirBase: `${fhirBaseUrl(req.services.config)}/`,
       });
     }),
   );

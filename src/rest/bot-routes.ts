@@ -2,7 +2,7 @@
 // $deploy, and the job status endpoint. Each handler translates HTTP into an internal GraphQL operation.
 import express, { type IRouter, type Request, type RequestHandler, type Response } from 'express';
 import { graphql } from '../generated/gql/index.js';
-import { badRequest } from '../graphql/errors.js';
+import { badRequest } from '../core/errors.js';
 import type { Services } from '../services.js';
 import { runOperation } from './operation.js';
 import { contextFor } from './request.js';
@@ -10,6 +10,7 @@ import { asyncHandler, requireAuth } from './middleware.js';
 import { operationOutcome, sendFhir } from './outcome.js';
 import { declareOperation } from './capability.js';
 import { HL7_V2, mediaType } from '../bots/input.js';
+import { fhirBaseUrl } from '../config.js';
 
 const ExecuteDoc = graphql(`
   mutation RestExecuteBot(
@@ -131,7 +132,7 @@ export function botRoutes(r: IRouter, base: string, services: Services, jsonPars
     if (wantsAsync(req)) {
       const data = await runOperation(ExecuteAsyncDoc, vars, ctx);
       const jobId = data.executeBotAsync.id;
-      res.setHeader('Content-Location', `${req.services.config.baseUrl}fhir/R4/job/${jobId}`);
+      res.setHeader('Content-Location', `${fhirBaseUrl(req.services.config)}/job/${jobId}`);
       sendFhir(res, 202, operationOutcome('information', 'informational', `Accepted: job ${jobId}`));
       return;
     }

@@ -1,5 +1,6 @@
 // GET [base]/metadata: the CapabilityStatement, built from what is registered.
 import type { Services } from '../services.js';
+import { fhirBaseUrl } from '../config.js';
 
 /** Operations features declare for the CapabilityStatement. */
 export interface DeclaredOperation {
@@ -34,7 +35,7 @@ export function capabilityStatement(services: Services) {
     software: { name: 'fhir-sessions-terminology-bots', version: '0.1.0' },
     implementation: {
       description: 'FHIR R4 server: sessions, terminology and bots',
-      url: `${services.config.baseUrl}fhir/R4`,
+      url: fhirBaseUrl(services.config),
     },
     fhirVersion: '4.0.1',
     format: ['application/fhir+json', 'json'],

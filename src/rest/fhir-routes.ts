@@ -2,7 +2,7 @@
 // routes ($expand, $execute, ...) are registered before these by their features.
 import type { IRouter, RequestHandler } from 'express';
 import { graphql } from '../generated/gql/index.js';
-import { badRequest } from '../graphql/errors.js';
+import { badRequest } from '../core/errors.js';
 import { isFhirId } from '../fhir/registry.js';
 import type { FhirResource } from '../fhir/types.js';
 import { runOperation } from './operation.js';
@@ -10,6 +10,7 @@ import { contextFor } from './request.js';
 import { asyncHandler, requireAuth } from './middleware.js';
 import { operationOutcome, sendFhir } from './outcome.js';
 import { capabilityStatement } from './capability.js';
+import { fhirBaseUrl } from '../config.js';
 
 const ReadDoc = graphql(`
   query RestRead($resourceType: String!, $id: String!) {
@@ -134,10 +135,7 @@ export function fhirRoutes(r: IRouter, base: string, jsonParser: RequestHandler)
       );
       const created = data.createResource as FhirResource;
       withHeaders(res, created);
-      res.setHeader(
-        'Location',
-        `${req.services.config.baseUrl}fhir/R4/${created.resourceType}/${created.id}`,
-      );
+      res.setHeader('Location', `${fhirBaseUrl(req.services.config)}/${created.resourceType}/${created.id}`);
       sendFhir(res, 201, created);
     }),
   );

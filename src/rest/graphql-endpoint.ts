@@ -10,8 +10,9 @@ import express, {
 import helmet from 'helmet';
 import { createYoga } from 'graphql-yoga';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { schema } from '../graphql/schema.js';
+import { publicSchema } from '../graphql/schema.js';
 import { graphqlLimitPlugins } from '../graphql/limits.js';
+import { maskError } from '../graphql/errors.js';
 import type { Config } from '../config.js';
 import { contextFor } from './request.js';
 import { jsonBodyParser } from './json-body.js';
@@ -52,10 +53,12 @@ export function mountGraphql(app: Express, config: Config): void {
   const basePath = new URL(config.baseUrl).pathname;
   registerGraphiQLAssets(app);
   const yoga = createYoga({
-    schema,
+    schema: publicSchema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     logging: false,
+    // Application errors (core/errors.ts) become GraphQL errors with their status here, at the edge.
+    maskedErrors: { maskError },
     renderGraphiQL: (options) => renderGraphiQLPage(basePath, { ...options }),
     // An empty allow-list sends no CORS headers at all (browsers then refuse cross-origin calls).
     cors: config.corsOrigins.length

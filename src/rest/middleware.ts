@@ -1,6 +1,6 @@
 // Express middleware shared by the routers: async error forwarding, authentication, auth requirement.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { unauthorized } from '../graphql/errors.js';
+import { unauthorized } from '../core/errors.js';
 import { sendError } from './outcome.js';
 
 /** Wraps an async handler so a rejection reaches the error responder. */

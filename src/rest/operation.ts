@@ -7,7 +7,7 @@ import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { schema } from '../graphql/schema.js';
 import type { GraphQLContext } from '../graphql/context.js';
-import { ApiError } from '../graphql/errors.js';
+import { ApiError } from '../core/errors.js';
 
 const compiled = new WeakMap<DocumentNode, CompiledQuery>();
 

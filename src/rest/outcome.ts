@@ -1,26 +1,10 @@
 // OperationOutcome and OAuth2 error responses, and the mapping from thrown errors to them.
 import type { Request, Response } from 'express';
-import { ApiError, type IssueCode } from '../graphql/errors.js';
+import { ApiError, operationOutcome } from '../core/errors.js';
+
+export { operationOutcome };
 
 export const FHIR_JSON = 'application/fhir+json; charset=utf-8';
-
-/** An OperationOutcome with one issue. */
-export function operationOutcome(
-  severity: 'error' | 'information' | 'warning' | 'fatal',
-  code: IssueCode,
-  text: string,
-  expression?: string[],
-  txIssueType?: string,
-) {
-  // The terminology ecosystem IG's issue type, when the error has one, as details.coding.
-  const details = txIssueType ? { coding: [{ system: TX_ISSUE_TYPE, code: txIssueType }], text } : { text };
-  return {
-    resourceType: 'OperationOutcome',
-    issue: [{ severity, code, details, ...(expression ? { expression } : {}) }],
-  };
-}
-
-const TX_ISSUE_TYPE = 'http://hl7.org/fhir/tools/CodeSystem/tx-issue-type';
 
 /** Sends a FHIR JSON body. */
 export function sendFhir(res: Response, status: number, body: unknown): void {
@@ -40,17 +24,11 @@ export function sendError(req: Request, res: Response, err: unknown): void {
   if (err instanceof ApiError) {
     if (err.status === 401) res.setHeader('WWW-Authenticate', wwwAuthenticate(err.message));
     if (oauth) {
-      const ext = err.extensions as { oauthError?: string };
-      const code = ext.oauthError ?? (err.status === 401 ? 'invalid_token' : 'invalid_request');
+      const code = err.oauthError ?? (err.status === 401 ? 'invalid_token' : 'invalid_request');
       res.status(err.status).json({ error: code, error_description: err.message });
       return;
     }
-    const ext = err.extensions as { expression?: string[]; txIssueType?: string };
-    sendFhir(
-      res,
-      err.status,
-      operationOutcome('error', err.issueCode, err.message, ext.expression, ext.txIssueType),
-    );
+    sendFhir(res, err.status, err.toOperationOutcome());
     return;
   }
   const status = httpStatusOf(err);

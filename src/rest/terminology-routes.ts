@@ -2,7 +2,7 @@
 // expandValueSet GraphQL query. Parameter parsing only; the terminology service does the work.
 import type { IRouter, Request, RequestHandler } from 'express';
 import { graphql } from '../generated/gql/index.js';
-import { badRequest } from '../graphql/errors.js';
+import { badRequest } from '../core/errors.js';
 import type { Services } from '../services.js';
 import { runOperation } from './operation.js';
 import { contextFor } from './request.js';

@@ -1,7 +1,7 @@
 // GraphQL: the expandValueSet query ($expand). Returns the expanded ValueSet as JSON.
 import { builder } from '../graphql/builder.js';
 import { requirePrincipal } from '../graphql/context.js';
-import { badRequest } from '../graphql/errors.js';
+import { badRequest } from '../core/errors.js';
 import type { ExpandRequest } from './engine/types.js';
 
 function nonNegative(v: number | null | undefined, name: string): number | undefined {

@@ -94,7 +94,7 @@ async function main(argv: string[]): Promise<void> {
   }
   if (files.length === 0 || (project && shared)) usage();
 
-  const config = loadConfig();
+  const config = loadConfig(process.env);
   const started = Date.now();
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,

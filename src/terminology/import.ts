@@ -9,7 +9,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { loadConfig } from '../config.js';
 import type { Database } from '../db/database.js';
-import { ApiError } from '../graphql/errors.js';
+import { ApiError } from '../core/errors.js';
 import { CodeSystemIndex } from './engine/code-system-index.js';
 import { codeSystemMetaOf, flattenCodeSystemConcepts } from './engine/flatten.js';
 import { writeIndexFile } from './engine/index-file.js';

@@ -2,7 +2,7 @@
 // code system content, TerminologyIdentifier rows for search. Bulk paths use raw SQL with unnest() arrays, so a
 // batch of thousands of concepts is one statement with a handful of bind parameters (PostgreSQL allows 65,535).
 import type { Database } from '../db/database.js';
-import { ApiError, badRequest, notFound } from '../graphql/errors.js';
+import { ApiError, badRequest, notFound } from '../core/errors.js';
 import type { FhirResource } from '../fhir/types.js';
 import { flattenCodeSystemConcepts } from './engine/flatten.js';
 import type { CodeSystemConcept, CodeSystemResource, ConceptInput, ConceptProperty } from './engine/types.js';

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { ApiError, badRequest, notFound, type IssueCode } from '../graphql/errors.js';
+import { ApiError, badRequest, notFound, type IssueCode } from '../core/errors.js';
 import path from 'node:path';
 import { CodeSystemIndexBuilder, type CodeSystemIndex } from './engine/code-system-index.js';
 import { readIndexFile, writeIndexFile } from './engine/index-file.js';

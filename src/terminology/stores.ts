@@ -2,7 +2,7 @@
 // (projectId NULL) are readable and searchable by every project and writable by none.
 import type { GraphQLContext } from '../graphql/context.js';
 import { requirePrincipal } from '../graphql/context.js';
-import { notFound } from '../graphql/errors.js';
+import { notFound } from '../core/errors.js';
 import {
   parseIdentifierToken,
   type FhirResource,

@@ -1,7 +1,7 @@
 // `tx-resource` (HL7 terminology ecosystem IG): CodeSystems and ValueSets given with one $expand request, used for
 // that request only, before the project's own and the shared ones. Other resource types are ignored (a ConceptMap
 // plays no part in an expansion).
-import { badRequest } from '../graphql/errors.js';
+import { badRequest } from '../core/errors.js';
 import type { CodeSystemIndex } from './engine/code-system-index.js';
 import { indexCodeSystemResource } from './engine/flatten.js';
 import type { CodeSystemResource, Resolver, ValueSetResource } from './engine/types.js';

@@ -38,6 +38,7 @@ export async function startTestServer(
   const tempDir =
     onPostgres && !opts.dataDir ? fs.mkdtempSync(path.join(os.tmpdir(), 'fhir-test-data-')) : undefined;
   const running = await startServer({
+    env: process.env,
     inMemory: !onPostgres && !opts.dataDir,
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     config: {

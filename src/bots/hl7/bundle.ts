@@ -1,10 +1,13 @@
 // Builds message.ts into one self-contained plain script for the bot isolate (isolated-vm has no modules and
 // no Node APIs). Evaluating the script defines globalThis.Hl7Message, Hl7Segment, Hl7Field, Hl7Context,
 // Hl7ParseError, AckCode, isAckCode, parseHl7Message, isHl7Message, parseHl7DateTime, formatHl7DateTime and
-// globalThis.__medplumHl7 (all of them in one frozen object). Built once per process and cached.
-import { existsSync } from 'node:fs';
+// globalThis.__medplumHl7 (all of them in one frozen object). `npm run build` writes it to dist/bots/hl7/
+// hl7-isolate.js and the built server reads that file; run from source (tsx, vitest) it is built with esbuild on
+// first use (about 0.3-1 s) and cached for the process.
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import * as esbuild from 'esbuild';
+import type * as esbuild from 'esbuild';
 
 /** Globals the isolate script defines (besides __medplumHl7). */
 export const HL7_ISOLATE_GLOBALS = [
@@ -23,6 +26,17 @@ export const HL7_ISOLATE_GLOBALS = [
 
 /** Name of the global holding all HL7 exports, for mapping require('@medplum/core') inside the isolate. */
 export const HL7_ISOLATE_NAMESPACE = '__medplumHl7';
+
+/** The script written by the production build next to this file (scripts/build-lib.mjs HL7_SCRIPT), if any. */
+function prebuilt(): string | undefined {
+  const path = fileURLToPath(new URL('./hl7-isolate.js', import.meta.url));
+  return existsSync(path) ? readFileSync(path, 'utf8') : undefined;
+}
+
+/** esbuild, loaded only when there is no prebuilt script (it is not needed at run time after a build). */
+function loadEsbuild(): typeof esbuild {
+  return createRequire(import.meta.url)('esbuild') as typeof esbuild;
+}
 
 function entryPoint(): string {
   // Run from source (tsx, vitest) the entry is .ts; a compiled build would have .js next to this file.
@@ -59,18 +73,22 @@ let pendingSource: Promise<string> | undefined;
 /** The isolate script (async build, cached; concurrent callers share one build). */
 export async function hl7IsolateSource(): Promise<string> {
   if (cachedSource !== undefined) return cachedSource;
-  pendingSource ??= esbuild.build(buildOptions()).then(
-    (result) => (cachedSource = finish(result)),
-    (error: unknown) => {
-      pendingSource = undefined;
-      throw error;
-    },
-  );
+  cachedSource = prebuilt();
+  if (cachedSource !== undefined) return cachedSource;
+  pendingSource ??= loadEsbuild()
+    .build(buildOptions())
+    .then(
+      (result) => (cachedSource = finish(result)),
+      (error: unknown) => {
+        pendingSource = undefined;
+        throw error;
+      },
+    );
   return pendingSource;
 }
 
 /** The isolate script, synchronously (esbuild.buildSync on first call, then the same cache). */
 export function hl7IsolateSourceSync(): string {
-  cachedSource ??= finish(esbuild.buildSync(buildOptions()));
+  cachedSource ??= prebuilt() ?? finish(loadEsbuild().buildSync(buildOptions()));
   return cachedSource;
 }

@@ -1,0 +1,100 @@
+// Client-facing errors, free of any transport: each carries an HTTP status and a FHIR issue code. REST answers
+// them with operationOutcome() (or an OAuth2 error body); GraphQL maps them to GraphQLError at the edge
+// (src/graphql/errors.ts, yoga's maskError). Anything else is an internal error (masked, 500). Imports nothing.
+
+/** FHIR IssueType codes we use. */
+export type IssueCode =
+  | 'invalid'
+  | 'required'
+  | 'value'
+  | 'structure'
+  | 'not-found'
+  | 'forbidden'
+  | 'login'
+  | 'security'
+  | 'conflict'
+  | 'duplicate'
+  | 'too-costly'
+  | 'not-supported'
+  | 'processing'
+  | 'exception'
+  | 'timeout'
+  | 'throttled'
+  | 'informational';
+
+/** One OperationOutcome issue. */
+export interface OutcomeIssue {
+  severity: 'error' | 'information' | 'warning' | 'fatal';
+  code: string;
+  details: { text: string; coding?: { system: string; code: string }[] };
+  expression?: string[];
+}
+
+/** An OperationOutcome resource. */
+export interface OperationOutcome {
+  resourceType: 'OperationOutcome';
+  issue: OutcomeIssue[];
+}
+
+const TX_ISSUE_TYPE = 'http://hl7.org/fhir/tools/CodeSystem/tx-issue-type';
+
+/**
+ * The one OperationOutcome builder: one issue with its text in `details.text` (and `expression` when given; the
+ * terminology ecosystem IG's issue type as `details.coding` when given).
+ */
+export function operationOutcome(
+  severity: OutcomeIssue['severity'],
+  code: string,
+  text: string,
+  expression?: string[],
+  txIssueType?: string,
+): OperationOutcome {
+  const details = txIssueType ? { coding: [{ system: TX_ISSUE_TYPE, code: txIssueType }], text } : { text };
+  return {
+    resourceType: 'OperationOutcome',
+    issue: [{ severity, code, details, ...(expression ? { expression } : {}) }],
+  };
+}
+
+/** A client-facing error with its HTTP status (named ApiError since before it left GraphQL; AppError is the same). */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  /** FHIRPath-ish locations of the problem, when known. */
+  readonly expression?: string[];
+  /** The OAuth2 `error` code REST's /oauth2 routes answer with, when it differs from the issue code's mapping. */
+  readonly oauthError?: string;
+  /** The terminology ecosystem IG's tx-issue-type code (e.g. not-found, version-error), when it applies. */
+  readonly txIssueType?: string;
+
+  constructor(
+    public readonly status: number,
+    public readonly issueCode: IssueCode,
+    message: string,
+    extra: { expression?: string[]; oauthError?: string; txIssueType?: string } = {},
+  ) {
+    super(message);
+    this.expression = extra.expression;
+    this.oauthError = extra.oauthError;
+    this.txIssueType = extra.txIssueType;
+  }
+
+  /** The error as an OperationOutcome (its issue list). */
+  toOperationOutcome(): OperationOutcome {
+    return operationOutcome('error', this.issueCode, this.message, this.expression, this.txIssueType);
+  }
+}
+
+/** The transport-free application error (the same class as ApiError). */
+export { ApiError as AppError };
+
+/** 400 invalid input. */
+export const badRequest = (message: string, expression?: string[]) =>
+  new ApiError(400, 'invalid', message, { expression });
+/** 401 not signed in / token not accepted. */
+export const unauthorized = (message = 'Unauthorized') => new ApiError(401, 'login', message);
+/** 403 signed in but not allowed. */
+export const forbidden = (message = 'Forbidden') => new ApiError(403, 'forbidden', message);
+/** 404 not found (also used where revealing existence would leak). */
+export const notFound = (message = 'Not found') => new ApiError(404, 'not-found', message);
+/** 409 conflict (duplicates). */
+export const conflict = (message: string) => new ApiError(409, 'duplicate', message);

@@ -1,0 +1,142 @@
+/* eslint-disable */
+import * as types from './graphql.js';
+import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+
+/**
+ * Map of all GraphQL operations in the project.
+ *
+ * This map has several performance disadvantages:
+ * 1. It is not tree-shakeable, so it will include all operations in the project.
+ * 2. It is not minifiable, so the string of a GraphQL query will be multiple times inside the bundle.
+ * 3. It does not support dead code elimination, so it will add unused operations.
+ *
+ * Therefore it is highly recommended to use the babel or swc plugin for production.
+ * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
+ */
+type Documents = {
+    "\n  mutation RestLogin(\n    $email: String!\n    $password: String!\n    $scope: String\n    $codeChallenge: String\n    $codeChallengeMethod: String\n    $projectId: String\n    $clientId: String\n  ) {\n    login(\n      email: $email\n      password: $password\n      scope: $scope\n      codeChallenge: $codeChallenge\n      codeChallengeMethod: $codeChallengeMethod\n      projectId: $projectId\n      clientId: $clientId\n    ) {\n      login\n      code\n    }\n  }\n": typeof types.RestLoginDocument,
+    "\n  query RestMe {\n    me {\n      loginId\n      clientId\n      user {\n        id\n        email\n        firstName\n        lastName\n      }\n      project {\n        id\n        name\n      }\n      membership {\n        id\n        admin\n      }\n      sessions {\n        id\n        userAgent\n        remoteAddress\n        browser\n        os\n        authMethod\n        createdAt\n        lastUsed\n        current\n      }\n    }\n  }\n": typeof types.RestMeDocument,
+    "\n  mutation RestRevokeSession($loginId: String!) {\n    revokeSession(loginId: $loginId)\n  }\n": typeof types.RestRevokeSessionDocument,
+    "\n  mutation RestExecuteBot(\n    $id: String\n    $identifier: String\n    $contentType: String\n    $body: String\n    $query: JSON\n  ) {\n    executeBot(id: $id, identifier: $identifier, contentType: $contentType, body: $body, query: $query) {\n      status\n      contentType\n      body\n      headers\n    }\n  }\n": typeof types.RestExecuteBotDocument,
+    "\n  mutation RestExecuteBotAsync(\n    $id: String\n    $identifier: String\n    $contentType: String\n    $body: String\n    $query: JSON\n  ) {\n    executeBotAsync(id: $id, identifier: $identifier, contentType: $contentType, body: $body, query: $query) {\n      id\n    }\n  }\n": typeof types.RestExecuteBotAsyncDocument,
+    "\n  query RestBotJob($id: String!) {\n    botJob(id: $id) {\n      id\n      status\n      responseStatus\n      responseType\n      responseBody\n      responseHeaders\n    }\n  }\n": typeof types.RestBotJobDocument,
+    "\n  mutation RestDeployBot($id: String!, $code: String!) {\n    deployBot(id: $id, code: $code)\n  }\n": typeof types.RestDeployBotDocument,
+    "\n  query RestRead($resourceType: String!, $id: String!) {\n    readResource(resourceType: $resourceType, id: $id)\n  }\n": typeof types.RestReadDocument,
+    "\n  query RestSearch(\n    $resourceType: String!\n    $url: String\n    $version: String\n    $identifier: String\n    $name: String\n    $count: Int\n    $offset: Int\n  ) {\n    searchResources(\n      resourceType: $resourceType\n      url: $url\n      version: $version\n      identifier: $identifier\n      name: $name\n      count: $count\n      offset: $offset\n    )\n  }\n": typeof types.RestSearchDocument,
+    "\n  mutation RestCreate($resourceType: String!, $resource: JSON!) {\n    createResource(resourceType: $resourceType, resource: $resource)\n  }\n": typeof types.RestCreateDocument,
+    "\n  mutation RestUpdate($resourceType: String!, $id: String!, $resource: JSON!) {\n    updateResource(resourceType: $resourceType, id: $id, resource: $resource)\n  }\n": typeof types.RestUpdateDocument,
+    "\n  mutation RestDelete($resourceType: String!, $id: String!) {\n    deleteResource(resourceType: $resourceType, id: $id)\n  }\n": typeof types.RestDeleteDocument,
+    "\n  mutation RestToken(\n    $grantType: String!\n    $code: String\n    $codeVerifier: String\n    $clientId: String\n    $clientSecret: String\n    $refreshToken: String\n    $scope: String\n  ) {\n    token(\n      grantType: $grantType\n      code: $code\n      codeVerifier: $codeVerifier\n      clientId: $clientId\n      clientSecret: $clientSecret\n      refreshToken: $refreshToken\n      scope: $scope\n    )\n  }\n": typeof types.RestTokenDocument,
+    "\n  mutation RestLogout {\n    logout\n  }\n": typeof types.RestLogoutDocument,
+    "\n  query RestIntrospect($token: String!) {\n    introspect(token: $token)\n  }\n": typeof types.RestIntrospectDocument,
+    "\n  mutation RestRevokeToken($token: String!) {\n    revokeToken(token: $token)\n  }\n": typeof types.RestRevokeTokenDocument,
+    "\n  query RestExpand(\n    $url: String\n    $valueSetVersion: String\n    $id: String\n    $valueSet: JSON\n    $filter: String\n    $offset: Int\n    $count: Int\n    $activeOnly: Boolean\n    $includeDesignations: Boolean\n    $displayLanguage: String\n    $excludeNested: Boolean\n    $excludeNotForUI: Boolean\n    $systemVersion: [String!]\n    $forceSystemVersion: [String!]\n    $includeDefinition: Boolean\n    $txResource: [JSON!]\n  ) {\n    expandValueSet(\n      url: $url\n      valueSetVersion: $valueSetVersion\n      id: $id\n      valueSet: $valueSet\n      filter: $filter\n      offset: $offset\n      count: $count\n      activeOnly: $activeOnly\n      includeDesignations: $includeDesignations\n      displayLanguage: $displayLanguage\n      excludeNested: $excludeNested\n      excludeNotForUI: $excludeNotForUI\n      systemVersion: $systemVersion\n      forceSystemVersion: $forceSystemVersion\n      includeDefinition: $includeDefinition\n      txResource: $txResource\n    )\n  }\n": typeof types.RestExpandDocument,
+};
+const documents: Documents = {
+    "\n  mutation RestLogin(\n    $email: String!\n    $password: String!\n    $scope: String\n    $codeChallenge: String\n    $codeChallengeMethod: String\n    $projectId: String\n    $clientId: String\n  ) {\n    login(\n      email: $email\n      password: $password\n      scope: $scope\n      codeChallenge: $codeChallenge\n      codeChallengeMethod: $codeChallengeMethod\n      projectId: $projectId\n      clientId: $clientId\n    ) {\n      login\n      code\n    }\n  }\n": types.RestLoginDocument,
+    "\n  query RestMe {\n    me {\n      loginId\n      clientId\n      user {\n        id\n        email\n        firstName\n        lastName\n      }\n      project {\n        id\n        name\n      }\n      membership {\n        id\n        admin\n      }\n      sessions {\n        id\n        userAgent\n        remoteAddress\n        browser\n        os\n        authMethod\n        createdAt\n        lastUsed\n        current\n      }\n    }\n  }\n": types.RestMeDocument,
+    "\n  mutation RestRevokeSession($loginId: String!) {\n    revokeSession(loginId: $loginId)\n  }\n": types.RestRevokeSessionDocument,
+    "\n  mutation RestExecuteBot(\n    $id: String\n    $identifier: String\n    $contentType: String\n    $body: String\n    $query: JSON\n  ) {\n    executeBot(id: $id, identifier: $identifier, contentType: $contentType, body: $body, query: $query) {\n      status\n      contentType\n      body\n      headers\n    }\n  }\n": types.RestExecuteBotDocument,
+    "\n  mutation RestExecuteBotAsync(\n    $id: String\n    $identifier: String\n    $contentType: String\n    $body: String\n    $query: JSON\n  ) {\n    executeBotAsync(id: $id, identifier: $identifier, contentType: $contentType, body: $body, query: $query) {\n      id\n    }\n  }\n": types.RestExecuteBotAsyncDocument,
+    "\n  query RestBotJob($id: String!) {\n    botJob(id: $id) {\n      id\n      status\n      responseStatus\n      responseType\n      responseBody\n      responseHeaders\n    }\n  }\n": types.RestBotJobDocument,
+    "\n  mutation RestDeployBot($id: String!, $code: String!) {\n    deployBot(id: $id, code: $code)\n  }\n": types.RestDeployBotDocument,
+    "\n  query RestRead($resourceType: String!, $id: String!) {\n    readResource(resourceType: $resourceType, id: $id)\n  }\n": types.RestReadDocument,
+    "\n  query RestSearch(\n    $resourceType: String!\n    $url: String\n    $version: String\n    $identifier: String\n    $name: String\n    $count: Int\n    $offset: Int\n  ) {\n    searchResources(\n      resourceType: $resourceType\n      url: $url\n      version: $version\n      identifier: $identifier\n      name: $name\n      count: $count\n      offset: $offset\n    )\n  }\n": types.RestSearchDocument,
+    "\n  mutation RestCreate($resourceType: String!, $resource: JSON!) {\n    createResource(resourceType: $resourceType, resource: $resource)\n  }\n": types.RestCreateDocument,
+    "\n  mutation RestUpdate($resourceType: String!, $id: String!, $resource: JSON!) {\n    updateResource(resourceType: $resourceType, id: $id, resource: $resource)\n  }\n": types.RestUpdateDocument,
+    "\n  mutation RestDelete($resourceType: String!, $id: String!) {\n    deleteResource(resourceType: $resourceType, id: $id)\n  }\n": types.RestDeleteDocument,
+    "\n  mutation RestToken(\n    $grantType: String!\n    $code: String\n    $codeVerifier: String\n    $clientId: String\n    $clientSecret: String\n    $refreshToken: String\n    $scope: String\n  ) {\n    token(\n      grantType: $grantType\n      code: $code\n      codeVerifier: $codeVerifier\n      clientId: $clientId\n      clientSecret: $clientSecret\n      refreshToken: $refreshToken\n      scope: $scope\n    )\n  }\n": types.RestTokenDocument,
+    "\n  mutation RestLogout {\n    logout\n  }\n": types.RestLogoutDocument,
+    "\n  query RestIntrospect($token: String!) {\n    introspect(token: $token)\n  }\n": types.RestIntrospectDocument,
+    "\n  mutation RestRevokeToken($token: String!) {\n    revokeToken(token: $token)\n  }\n": types.RestRevokeTokenDocument,
+    "\n  query RestExpand(\n    $url: String\n    $valueSetVersion: String\n    $id: String\n    $valueSet: JSON\n    $filter: String\n    $offset: Int\n    $count: Int\n    $activeOnly: Boolean\n    $includeDesignations: Boolean\n    $displayLanguage: String\n    $excludeNested: Boolean\n    $excludeNotForUI: Boolean\n    $systemVersion: [String!]\n    $forceSystemVersion: [String!]\n    $includeDefinition: Boolean\n    $txResource: [JSON!]\n  ) {\n    expandValueSet(\n      url: $url\n      valueSetVersion: $valueSetVersion\n      id: $id\n      valueSet: $valueSet\n      filter: $filter\n      offset: $offset\n      count: $count\n      activeOnly: $activeOnly\n      includeDesignations: $includeDesignations\n      displayLanguage: $displayLanguage\n      excludeNested: $excludeNested\n      excludeNotForUI: $excludeNotForUI\n      systemVersion: $systemVersion\n      forceSystemVersion: $forceSystemVersion\n      includeDefinition: $includeDefinition\n      txResource: $txResource\n    )\n  }\n": types.RestExpandDocument,
+};
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ *
+ *
+ * @example
+ * ```ts
+ * const query = graphql(`query GetUser($id: ID!) { user(id: $id) { name } }`);
+ * ```
+ *
+ * The query argument is unknown!
+ * Please regenerate the types.
+ */
+export function graphql(source: string): unknown;
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RestLogin(\n    $email: String!\n    $password: String!\n    $scope: String\n    $codeChallenge: String\n    $codeChallengeMethod: String\n    $projectId: String\n    $clientId: String\n  ) {\n    login(\n      email: $email\n      password: $password\n      scope: $scope\n      codeChallenge: $codeChallenge\n      codeChallengeMethod: $codeChallengeMethod\n      projectId: $projectId\n      clientId: $clientId\n    ) {\n      login\n      code\n    }\n  }\n"): (typeof documents)["\n  mutation RestLogin(\n    $email: String!\n    $password: String!\n    $scope: String\n    $codeChallenge: String\n    $codeChallengeMethod: String\n    $projectId: String\n    $clientId: String\n  ) {\n    login(\n      email: $email\n      password: $password\n      scope: $scope\n      codeChallenge: $codeChallenge\n      codeChallengeMethod: $codeChallengeMethod\n      projectId: $projectId\n      clientId: $clientId\n    ) {\n      login\n      code\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query RestMe {\n    me {\n      loginId\n      clientId\n      user {\n        id\n        email\n        firstName\n        lastName\n      }\n      project {\n        id\n        name\n      }\n      membership {\n        id\n        admin\n      }\n      sessions {\n        id\n        userAgent\n        remoteAddress\n        browser\n        os\n        authMethod\n        createdAt\n        lastUsed\n        current\n      }\n    }\n  }\n"): (typeof documents)["\n  query RestMe {\n    me {\n      loginId\n      clientId\n      user {\n        id\n        email\n        firstName\n        lastName\n      }\n      project {\n        id\n        name\n      }\n      membership {\n        id\n        admin\n      }\n      sessions {\n        id\n        userAgent\n        remoteAddress\n        browser\n        os\n        authMethod\n        createdAt\n        lastUsed\n        current\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RestRevokeSession($loginId: String!) {\n    revokeSession(loginId: $loginId)\n  }\n"): (typeof documents)["\n  mutation RestRevokeSession($loginId: String!) {\n    revokeSession(loginId: $loginId)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RestExecuteBot(\n    $id: String\n    $identifier: String\n    $contentType: String\n    $body: String\n    $query: JSON\n  ) {\n    executeBot(id: $id, identifier: $identifier, contentType: $contentType, body: $body, query: $query) {\n      status\n      contentType\n      body\n      headers\n    }\n  }\n"): (typeof documents)["\n  mutation RestExecuteBot(\n    $id: String\n    $identifier: String\n    $contentType: String\n    $body: String\n    $query: JSON\n  ) {\n    executeBot(id: $id, identifier: $identifier, contentType: $contentType, body: $body, query: $query) {\n      status\n      contentType\n      body\n      headers\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RestExecuteBotAsync(\n    $id: String\n    $identifier: String\n    $contentType: String\n    $body: String\n    $query: JSON\n  ) {\n    executeBotAsync(id: $id, identifier: $identifier, contentType: $contentType, body: $body, query: $query) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation RestExecuteBotAsync(\n    $id: String\n    $identifier: String\n    $contentType: String\n    $body: String\n    $query: JSON\n  ) {\n    executeBotAsync(id: $id, identifier: $identifier, contentType: $contentType, body: $body, query: $query) {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query RestBotJob($id: String!) {\n    botJob(id: $id) {\n      id\n      status\n      responseStatus\n      responseType\n      responseBody\n      responseHeaders\n    }\n  }\n"): (typeof documents)["\n  query RestBotJob($id: String!) {\n    botJob(id: $id) {\n      id\n      status\n      responseStatus\n      responseType\n      responseBody\n      responseHeaders\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RestDeployBot($id: String!, $code: String!) {\n    deployBot(id: $id, code: $code)\n  }\n"): (typeof documents)["\n  mutation RestDeployBot($id: String!, $code: String!) {\n    deployBot(id: $id, code: $code)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query RestRead($resourceType: String!, $id: String!) {\n    readResource(resourceType: $resourceType, id: $id)\n  }\n"): (typeof documents)["\n  query RestRead($resourceType: String!, $id: String!) {\n    readResource(resourceType: $resourceType, id: $id)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query RestSearch(\n    $resourceType: String!\n    $url: String\n    $version: String\n    $identifier: String\n    $name: String\n    $count: Int\n    $offset: Int\n  ) {\n    searchResources(\n      resourceType: $resourceType\n      url: $url\n      version: $version\n      identifier: $identifier\n      name: $name\n      count: $count\n      offset: $offset\n    )\n  }\n"): (typeof documents)["\n  query RestSearch(\n    $resourceType: String!\n    $url: String\n    $version: String\n    $identifier: String\n    $name: String\n    $count: Int\n    $offset: Int\n  ) {\n    searchResources(\n      resourceType: $resourceType\n      url: $url\n      version: $version\n      identifier: $identifier\n      name: $name\n      count: $count\n      offset: $offset\n    )\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RestCreate($resourceType: String!, $resource: JSON!) {\n    createResource(resourceType: $resourceType, resource: $resource)\n  }\n"): (typeof documents)["\n  mutation RestCreate($resourceType: String!, $resource: JSON!) {\n    createResource(resourceType: $resourceType, resource: $resource)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RestUpdate($resourceType: String!, $id: String!, $resource: JSON!) {\n    updateResource(resourceType: $resourceType, id: $id, resource: $resource)\n  }\n"): (typeof documents)["\n  mutation RestUpdate($resourceType: String!, $id: String!, $resource: JSON!) {\n    updateResource(resourceType: $resourceType, id: $id, resource: $resource)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RestDelete($resourceType: String!, $id: String!) {\n    deleteResource(resourceType: $resourceType, id: $id)\n  }\n"): (typeof documents)["\n  mutation RestDelete($resourceType: String!, $id: String!) {\n    deleteResource(resourceType: $resourceType, id: $id)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RestToken(\n    $grantType: String!\n    $code: String\n    $codeVerifier: String\n    $clientId: String\n    $clientSecret: String\n    $refreshToken: String\n    $scope: String\n  ) {\n    token(\n      grantType: $grantType\n      code: $code\n      codeVerifier: $codeVerifier\n      clientId: $clientId\n      clientSecret: $clientSecret\n      refreshToken: $refreshToken\n      scope: $scope\n    )\n  }\n"): (typeof documents)["\n  mutation RestToken(\n    $grantType: String!\n    $code: String\n    $codeVerifier: String\n    $clientId: String\n    $clientSecret: String\n    $refreshToken: String\n    $scope: String\n  ) {\n    token(\n      grantType: $grantType\n      code: $code\n      codeVerifier: $codeVerifier\n      clientId: $clientId\n      clientSecret: $clientSecret\n      refreshToken: $refreshToken\n      scope: $scope\n    )\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RestLogout {\n    logout\n  }\n"): (typeof documents)["\n  mutation RestLogout {\n    logout\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query RestIntrospect($token: String!) {\n    introspect(token: $token)\n  }\n"): (typeof documents)["\n  query RestIntrospect($token: String!) {\n    introspect(token: $token)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RestRevokeToken($token: String!) {\n    revokeToken(token: $token)\n  }\n"): (typeof documents)["\n  mutation RestRevokeToken($token: String!) {\n    revokeToken(token: $token)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query RestExpand(\n    $url: String\n    $valueSetVersion: String\n    $id: String\n    $valueSet: JSON\n    $filter: String\n    $offset: Int\n    $count: Int\n    $activeOnly: Boolean\n    $includeDesignations: Boolean\n    $displayLanguage: String\n    $excludeNested: Boolean\n    $excludeNotForUI: Boolean\n    $systemVersion: [String!]\n    $forceSystemVersion: [String!]\n    $includeDefinition: Boolean\n    $txResource: [JSON!]\n  ) {\n    expandValueSet(\n      url: $url\n      valueSetVersion: $valueSetVersion\n      id: $id\n      valueSet: $valueSet\n      filter: $filter\n      offset: $offset\n      count: $count\n      activeOnly: $activeOnly\n      includeDesignations: $includeDesignations\n      displayLanguage: $displayLanguage\n      excludeNested: $excludeNested\n      excludeNotForUI: $excludeNotForUI\n      systemVersion: $systemVersion\n      forceSystemVersion: $forceSystemVersion\n      includeDefinition: $includeDefinition\n      txResource: $txResource\n    )\n  }\n"): (typeof documents)["\n  query RestExpand(\n    $url: String\n    $valueSetVersion: String\n    $id: String\n    $valueSet: JSON\n    $filter: String\n    $offset: Int\n    $count: Int\n    $activeOnly: Boolean\n    $includeDesignations: Boolean\n    $displayLanguage: String\n    $excludeNested: Boolean\n    $excludeNotForUI: Boolean\n    $systemVersion: [String!]\n    $forceSystemVersion: [String!]\n    $includeDefinition: Boolean\n    $txResource: [JSON!]\n  ) {\n    expandValueSet(\n      url: $url\n      valueSetVersion: $valueSetVersion\n      id: $id\n      valueSet: $valueSet\n      filter: $filter\n      offset: $offset\n      count: $count\n      activeOnly: $activeOnly\n      includeDesignations: $includeDesignations\n      displayLanguage: $displayLanguage\n      excludeNested: $excludeNested\n      excludeNotForUI: $excludeNotForUI\n      systemVersion: $systemVersion\n      forceSystemVersion: $forceSystemVersion\n      includeDefinition: $includeDefinition\n      txResource: $txResource\n    )\n  }\n"];
+
+export function graphql(source: string) {
+  return (documents as any)[source] ?? {};
+}
+
+export type DocumentType<TDocumentNode extends DocumentNode<any, any>> = TDocumentNode extends DocumentNode<  infer TType,  any>  ? TType  : never;
