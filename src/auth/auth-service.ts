@@ -11,6 +11,7 @@ import { normalizeEmail } from './email.js';
 import { PasswordHasher, safeEqual, sha256 } from './passwords.js';
 import { CallBudget, CheckThrottle } from './throttle.js';
 import { inviteUser, recordInvitation } from './invitations.js';
+import { isUuid } from './uuid.js';
 import { SessionCache, type SessionState } from './session-cache.js';
 import { TokenService } from './tokens.js';
 import type { SigningKeys } from './keys.js';
@@ -76,12 +77,7 @@ function checkChallenge(
   return { challenge, method };
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** True when s is a UUID (ids are UUIDs; anything else is rejected before it reaches SQL). */
-export function isUuid(s: unknown): s is string {
-  return typeof s === 'string' && UUID_RE.test(s);
-}
+export { isUuid };
 
 /** The password hasher for a configuration (cost, concurrency, and a queue of 32 waiting hashes per slot). */
 export function passwordHasher(config: Config): PasswordHasher {

@@ -7,7 +7,7 @@ import type { Invitation, Prisma, ProjectMembership } from '../generated/prisma/
 import { badRequest, forbidden, notFound } from '../core/errors.js';
 import type { Principal } from '../graphql/context.js';
 import { normalizeEmail } from './email.js';
-import { isUuid } from './auth-service.js';
+import { isUuid } from './uuid.js';
 
 /** A project admin invites an address to the project (idempotent per project and address; a repeat updates `admin`
  * and renews it). Callers check the admin role and the invitation budget (AuthService.inviteUser). */

@@ -9,13 +9,11 @@ export class TooManyAttempts extends ApiError {
     message: string,
     public readonly retryAfterSec: number,
   ) {
+    // GraphQL Yoga sends extensions.http.headers (from `headers`) as response headers; REST sets Retry-After itself.
     super(429, 'throttled', `${message}; retry after ${retryAfterSec} s`, {
       oauthError: 'temporarily_unavailable',
+      headers: { 'Retry-After': String(retryAfterSec) },
     });
-    // GraphQL Yoga sends extensions.http.headers as response headers (REST sets Retry-After itself).
-    (this.extensions.http as { headers?: Record<string, string> }).headers = {
-      'Retry-After': String(retryAfterSec),
-    };
   }
 }
 

@@ -65,14 +65,22 @@ export class ApiError extends Error {
   readonly oauthError?: string;
   /** The terminology ecosystem IG's tx-issue-type code (e.g. not-found, version-error), when it applies. */
   readonly txIssueType?: string;
+  /** Response headers the error asks for (e.g. Retry-After on 429), on REST and GraphQL alike. */
+  readonly headers?: Record<string, string>;
 
   constructor(
     public readonly status: number,
     public readonly issueCode: IssueCode,
     message: string,
-    extra: { expression?: string[]; oauthError?: string; txIssueType?: string } = {},
+    extra: {
+      expression?: string[];
+      oauthError?: string;
+      txIssueType?: string;
+      headers?: Record<string, string>;
+    } = {},
   ) {
     super(message);
+    this.headers = extra.headers;
     this.expression = extra.expression;
     this.oauthError = extra.oauthError;
     this.txIssueType = extra.txIssueType;

@@ -225,7 +225,7 @@ export async function serveStudio(db: Database, port: number): Promise<http.Serv
 }
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const config = loadConfig(process.env);
   const port = Number(process.env.STUDIO_PORT ?? 5555);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     process.stderr.write(`STUDIO_PORT must be a port number (0-65535), got ${process.env.STUDIO_PORT}\n`);

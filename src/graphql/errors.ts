@@ -12,7 +12,7 @@ export * from '../core/errors.js';
 function extensionsOf(err: ApiError): Record<string, unknown> {
   return {
     code: err.issueCode,
-    http: { status: err.status },
+    http: { status: err.status, ...(err.headers ? { headers: err.headers } : {}) },
     ...(err.expression ? { expression: err.expression } : {}),
     ...(err.oauthError ? { oauthError: err.oauthError } : {}),
     ...(err.txIssueType ? { txIssueType: err.txIssueType } : {}),

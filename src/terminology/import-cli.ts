@@ -4,6 +4,7 @@
 // is single-process: run this while the server is stopped, or POST through REST. On a database the server never
 // started on, an import into the default target does what the first start does (migrations, first project, admin
 // user, client application), so an import can come first.
+import path from 'node:path';
 import cliProgress from 'cli-progress';
 import pino from 'pino';
 import { loadConfig } from '../config.js';
@@ -108,17 +109,23 @@ async function main(argv: string[]): Promise<void> {
     // --shared or --project: those need no first project, and the server's first start then uses its own settings.
     if (!shared && !project) await bootstrap(db, config, pino({ level: 'warn' }, pino.destination(2)));
     const projectId = await resolveImportProject(db, { project, shared });
-    const result = await importFiles(db, files, projectId, {
-      onResourceStart: progress.onResourceStart,
-      onConcepts: progress.onConcepts,
-      onResourceDone(r) {
-        progress.done();
-        process.stdout.write(
-          `${r.created ? 'created' : 'replaced'} ${r.type}/${r.id} ${r.url ?? ''}${r.version ? `|${r.version}` : ''}` +
-            `${r.type === 'CodeSystem' ? ` (${r.concepts} concepts)` : ''}\n`,
-        );
+    const result = await importFiles(
+      db,
+      files,
+      projectId,
+      {
+        onResourceStart: progress.onResourceStart,
+        onConcepts: progress.onConcepts,
+        onResourceDone(r) {
+          progress.done();
+          process.stdout.write(
+            `${r.created ? 'created' : 'replaced'} ${r.type}/${r.id} ${r.url ?? ''}${r.version ? `|${r.version}` : ''}` +
+              `${r.type === 'CodeSystem' ? ` (${r.concepts} concepts)` : ''}\n`,
+          );
+        },
       },
-    });
+      { indexDir: path.join(config.dataDir, 'terminology-index') },
+    );
     for (const s of result.skipped) process.stdout.write(`skipped ${s.where}: ${s.reason}\n`);
     const concepts = result.resources.reduce((n, r) => n + r.concepts, 0);
     process.stdout.write(

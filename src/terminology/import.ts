@@ -5,9 +5,7 @@
 // no streaming JSON parser is installed); a single resource file is parsed whole, then a CodeSystem's concept tree
 // is flattened and dropped before its rows are inserted in batches.
 import fs from 'node:fs';
-import path from 'node:path';
 import readline from 'node:readline';
-import { loadConfig } from '../config.js';
 import type { Database } from '../db/database.js';
 import { ApiError } from '../core/errors.js';
 import { CodeSystemIndex } from './engine/code-system-index.js';
@@ -26,7 +24,7 @@ export interface ImportProgress {
 }
 
 export interface ImportOptions {
-  /** Where the server keeps index files (default: DATA_DIR/terminology-index of the configuration): a CodeSystem
+  /** Where the server keeps index files (the CLI passes DATA_DIR/terminology-index; none: no file is written): a CodeSystem
    * of 10,000 concepts or more gets its index written there, so the server's first request after the import does
    * not build it. */
   indexDir?: string;
@@ -197,7 +195,7 @@ export async function importFiles(
   files: string[],
   projectId: string | null,
   progress: ImportProgress = {},
-  options: ImportOptions = { indexDir: path.join(loadConfig().dataDir, 'terminology-index') },
+  options: ImportOptions = {},
 ): Promise<ImportResult> {
   const result: ImportResult = { resources: [], skipped: [] };
   try {
