@@ -10,7 +10,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { serializeError, type StudioBFFRequest } from '@prisma/studio-core/data/bff';
 import type { Executor, Query } from '@prisma/studio-core/data';
@@ -253,9 +252,9 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop);
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main().catch((err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
-  });
-}
+// Run unconditionally, as the other CLIs: `npm run studio` imports this file from dist/ through scripts/start.mjs,
+// so process.argv[1] is the launcher, not this file.
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
