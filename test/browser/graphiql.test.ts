@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser } from 'playwright-core';
+import { offLoopback } from '../helpers/browser.js';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -89,12 +90,7 @@ describe.skipIf(!haveBrowser)('GraphiQL in Chromium', () => {
     );
     await page.screenshot({ path: path.join(SHOTS, 'graphiql-me.png') });
 
-    const offLoopback = requested.filter((u) => {
-      const url = new URL(u);
-      if (url.protocol === 'data:' || url.protocol === 'blob:') return false;
-      return !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-    });
-    expect(offLoopback).toEqual([]);
+    expect(offLoopback(requested)).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
   }, 180_000);

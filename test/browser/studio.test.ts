@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser } from 'playwright-core';
+import { offLoopback } from '../helpers/browser.js';
 import { ADMIN_EMAIL, dropSchema, onPostgres, startTestServer } from '../helpers/server.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -96,12 +97,7 @@ describe.skipIf(!haveBrowser)('Prisma Studio in Chromium (npm run studio)', () =
       path: path.join(SHOTS, onPostgres ? 'studio-users-pg.png' : 'studio-users.png'),
     });
 
-    const offLoopback = requested.filter((u) => {
-      const url = new URL(u);
-      if (url.protocol === 'data:' || url.protocol === 'blob:') return false;
-      return !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-    });
-    expect(offLoopback).toEqual([]);
+    expect(offLoopback(requested)).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
   }, 180_000);
