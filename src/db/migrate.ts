@@ -4,7 +4,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import type { Database } from './database.js';
+
+/** What the runner needs of a database (database.ts's Database has it; declared here so that database.ts, which
+ * runs the migrations at open, and this file do not import each other). */
+export interface MigrationTarget {
+  kind: 'pglite' | 'postgres';
+  transaction<T>(
+    fn: (
+      sql: <R extends Record<string, unknown>>(text: string, params?: unknown[]) => Promise<R[]>,
+    ) => Promise<T>,
+  ): Promise<T>;
+}
 
 const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../prisma/migrations');
 // Arbitrary constant: serialises concurrent starts of several instances on one PostgreSQL database.
@@ -24,7 +34,7 @@ export function listMigrations(): Array<{ name: string; sql: string }> {
 }
 
 /** Applies every migration not yet recorded in _app_migrations, each in its own transaction. */
-export async function runMigrations(db: Database, logger?: Logger): Promise<void> {
+export async function runMigrations(db: MigrationTarget, logger?: Logger): Promise<void> {
   await db.transaction(async (sql) => {
     if (db.kind === 'postgres') await sql('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
     await sql(
