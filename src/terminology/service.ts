@@ -16,10 +16,10 @@ import type {
   ConceptInput,
   ExpandLimits,
   ExpandRequest,
-  Resolver,
   ValueSetResource,
   ValueSetResourceWithExpansion,
 } from './engine/types.js';
+import type { Resolver } from './engine/resolver.js';
 import { txResourceResolver } from './tx-resources.js';
 import { isRowId, ROW_COLUMNS, rowToResource, type ResourceRow, type TerminologyType } from './repository.js';
 

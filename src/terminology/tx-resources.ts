@@ -4,7 +4,8 @@
 import { badRequest } from '../core/errors.js';
 import type { CodeSystemIndex } from './engine/code-system-index.js';
 import { indexCodeSystemResource } from './engine/flatten.js';
-import type { CodeSystemResource, Resolver, ValueSetResource } from './engine/types.js';
+import type { CodeSystemResource, ValueSetResource } from './engine/types.js';
+import type { Resolver } from './engine/resolver.js';
 
 /** The most tx-resource entries one request may carry. */
 export const MAX_TX_RESOURCES = 100;

@@ -22,12 +22,12 @@ import {
 import { compareVersionsDesc, resolveCodeSystem, versionMatches } from './versions.js';
 import type {
   ConceptInput,
-  Resolver,
   ValueSetContains,
   ValueSetFilter,
   ValueSetInclude,
   ValueSetResource,
 } from './types.js';
+import type { Resolver } from './resolver.js';
 
 export interface ComposeContext {
   resolver: Resolver;

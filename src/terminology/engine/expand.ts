@@ -20,11 +20,11 @@ import type {
   ExpandLimits,
   ExpandRequest,
   ExpansionParameter,
-  Resolver,
   ValueSetContains,
   ValueSetResource,
   ValueSetResourceWithExpansion,
 } from './types.js';
+import type { Resolver } from './resolver.js';
 import { DEFAULT_EXPAND_LIMITS, MAX_OFFSET } from './types.js';
 import { DEFAULT_REGEX_LIMITS, type RegexLimits, type RegexSpent } from './safe-regex.js';
 

@@ -1,5 +1,4 @@
 // FHIR R4 shapes the expansion engine reads and writes (only the elements it uses; others pass through).
-import type { CodeSystemIndex } from './code-system-index.js';
 import type { RegexLimits } from './safe-regex.js';
 
 export interface Coding {
@@ -196,21 +195,3 @@ export const DEFAULT_EXPAND_LIMITS = { maxCount: 10_000, maxFilterLength: 1000, 
 
 /** The largest `offset` accepted (offset + count stays a small integer). */
 export const MAX_OFFSET = 2_147_483_647;
-
-/** Where the engine finds code systems and imported value sets (the service layer caches both). */
-export interface Resolver {
-  /** The index of a code system; without version, the current one. */
-  codeSystem(url: string, version?: string): Promise<CodeSystemIndex | undefined>;
-  /** Optional: every version of a code system this resolver knows (for wildcard versions like `1.0.x` and the
-   * message of an unknown version). */
-  codeSystemVersions?(url: string): Promise<string[]>;
-  /** A value set by canonical url; without version, the current one. */
-  valueSet(url: string, version?: string): Promise<ValueSetResource | undefined>;
-  /** Optional: the partition of the engine's caches this resolver's answers go to (e.g. the project id). Two
-   * resolvers that may answer the same url differently must have different scopes: a membership evaluated
-   * through one is never served to the other. */
-  readonly scope?: string;
-  /** Optional: a number that changes whenever any answer of this resolver may have changed. While it stays the
-   * same, a cached expansion's dependencies need no re-check. */
-  generation?(): number;
-}

@@ -1,7 +1,7 @@
 // Code system versions in $expand: wildcard versions (`1.x.x`, `1.0.x`, `1.*`) in `include.version`,
 // `system-version`, `force-system-version` and `check-system-version`, resolved to the highest matching version.
 import type { CodeSystemIndex } from './code-system-index.js';
-import type { Resolver } from './types.js';
+import type { Resolver } from './resolver.js';
 
 /** Is this version a pattern (some dot-separated part is `x`, `X` or `*`)? */
 export function isVersionPattern(v: string): boolean {
