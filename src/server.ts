@@ -1,5 +1,5 @@
-// Composition root: opens the database, builds the services and the HTTP server. Used by main.ts and the tests.
-import path from 'node:path';
+// Composition root: opens the database, builds the features, the services GraphQL reaches and the HTTP server.
+// Used by main.ts and the tests.
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,23 +7,20 @@ import express from 'express';
 import pino, { type Logger } from 'pino';
 import { loadConfig, type Config, type Env } from './config.js';
 import { openDatabase } from './db/database.js';
-import { AuthService } from './auth/auth-service.js';
-import { loadSigningKeys } from './auth/keys.js';
-import { bootstrap } from './auth/bootstrap.js';
 import { ResourceRegistry } from './fhir/registry.js';
-import { createExpressApp, type FeatureRoutes } from './rest/app.js';
+import { createContext, type Services } from './graphql/context.js';
+import { executor } from './graphql/executor.js';
+import type { HttpApi } from './rest/api.js';
+import { createExpressApp } from './rest/app.js';
 import { createHttpServer } from './rest/http-server.js';
 import { limitConnectionsPerAddress } from './rest/connection-limit.js';
 import { closeConnectionsWhenDraining, drain } from './rest/drain.js';
 import { startEventLoopWatchdog } from './rest/event-loop.js';
-import type { Services } from './services.js';
-import { BotService } from './bots/service.js';
-import { botRoutes } from './rest/bot-routes.js';
-import { expandLimitsOf, TerminologyService } from './terminology/service.js';
-import { setupTerminology } from './terminology/setup.js';
-import { terminologyRoutes } from './rest/terminology-routes.js';
-import { runOperation } from './rest/operation.js';
-import { schema } from './graphql/schema.js';
+import type { Feature } from './app/feature.js';
+import { authFeature } from './app/auth.js';
+import { botsFeature } from './app/bots.js';
+import { fhirFeature } from './app/fhir.js';
+import { terminologyFeature } from './app/terminology.js';
 
 export interface RunningServer {
   services: Services;
@@ -95,33 +92,38 @@ async function assemble(
     fsync: config.pgliteFsync,
     logger,
   });
-  await bootstrap(db, config, logger);
-  const keys = await loadSigningKeys(db, config.signingKeyPem);
-  const auth = new AuthService(db, config, keys, logger);
-  await auth.start();
+  // Tests on an in-memory database keep no files beside it.
+  const deps = { config, db, logger, dataDir: opts.inMemory ? undefined : config.dataDir };
+  const auth = await authFeature(deps);
+  const bots = botsFeature(deps);
+  const terminology = terminologyFeature(deps);
+  // In route order: $expand first (the hottest route), the generic resource routes last.
+  const features: Feature[] = [terminology, bots, auth, fhirFeature()];
+  const registry = new ResourceRegistry();
+  for (const f of features)
+    for (const [type, store] of Object.entries(f.stores ?? {})) registry.register(type, store);
   const services: Services = {
     config,
     db,
     logger,
-    auth,
-    fhir: new ResourceRegistry(),
-    bots: new BotService(db, config, logger),
-    terminology: new TerminologyService(db, logger, expandLimitsOf(config), {
-      // Index files beside the data (read back after a restart); tests on an in-memory database keep none.
-      indexDir: opts.inMemory ? undefined : path.join(config.dataDir, 'terminology-index'),
-      indexBudgetBytes: config.terminologyIndexBudgetMb * 1024 * 1024,
-    }),
-    operations: { run: runOperation, schema },
+    auth: auth.service,
+    fhir: registry,
+    bots: bots.service,
+    jobs: bots.jobs,
+    terminology: terminology.service,
+    operations: executor,
     instanceId: crypto.randomUUID(),
   };
-  services.fhir.register('Bot', services.bots.store);
-  await services.bots.start(services, { runJobs: config.botJobRunner });
-  await setupTerminology(services);
-  // $expand first: it is the hottest FHIR route.
-  const features: FeatureRoutes[] = [terminologyRoutes, botRoutes];
+  for (const f of features) await f.start?.(services);
+  const api = httpApi(services, features);
 
   const eventLoop = startEventLoopWatchdog(logger, config.eventLoopLogIntervalMs);
-  createExpressApp(services, features, eventLoop, app);
+  createExpressApp(
+    api,
+    features.flatMap((f) => (f.routes ? [f.routes] : [])),
+    eventLoop,
+    app,
+  );
   server.keepAliveTimeout = 65_000;
   limitConnectionsPerAddress(server, config.maxConnectionsPerAddress);
   let draining = false;
@@ -142,11 +144,32 @@ async function assemble(
         closeInFlight();
         await drain(server, config.shutdownGraceMs);
         eventLoop.stop();
-        await services.bots.close();
-        await auth.close();
+        for (const f of [...features].reverse()) await f.close?.();
         await db.close();
       })();
       return closing;
     },
+  };
+}
+
+/** The application as the HTTP layer sees it. */
+function httpApi(services: Services, features: Feature[]): HttpApi {
+  const { auth, db, fhir } = services;
+  return {
+    config: services.config,
+    logger: services.logger,
+    authenticateCached: (token) => auth.requests.authenticateCached(token),
+    authenticate: (token) => auth.requests.authenticate(token),
+    context: (principal, request) => createContext(services, principal, request),
+    health() {
+      const fsync = db.syncStats;
+      return {
+        database: db.kind,
+        ...(fsync ? { fsync: { ...fsync, totalMs: Math.round(fsync.totalMs) } } : {}),
+      };
+    },
+    resourceTypes: () => fhir.types(),
+    operations: features.flatMap((f) => f.operations ?? []),
+    publicJwk: auth.keys.publicJwk,
   };
 }

@@ -2,8 +2,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { sha256 } from './passwords.js';
-import { isUuid, passwordHasher } from './auth-service.js';
+import { passwordHasher, sha256 } from './passwords.js';
+import { isUuid } from './uuid.js';
 
 /** Creates the first project, admin and client when no project exists yet. Returns the project id when created. */
 export async function bootstrap(db: Database, config: Config, logger: Logger): Promise<string | undefined> {

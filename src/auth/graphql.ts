@@ -1,11 +1,11 @@
 // GraphQL types and operations of accounts and sessions: me, logout, revokeSession, revokeOtherSessions, createUser.
 import { builder } from '../graphql/builder.js';
 import { ApiError } from '../core/errors.js';
-import { requirePrincipal, type GraphQLContext } from '../graphql/context.js';
+import { requireCaller, type GraphQLContext } from '../graphql/context.js';
+import { OAuthError } from '../core/oauth-error.js';
+import { parseBasic } from '../core/basic-auth.js';
 import { describeUserAgent } from './user-agent.js';
-import { loadMembershipRows, type MembershipRows } from './loaders.js';
-import { OAuthError } from './oauth-error.js';
-import { parseBasic } from './basic-auth.js';
+import { membershipRows as loadMembershipRows, type MembershipRows } from './membership-rows.js';
 import { createProject } from './projects.js';
 import { acceptInvitation, declineInvitation, pendingInvitations } from './invitations.js';
 
@@ -88,9 +88,13 @@ interface MeShape {
   membershipId: string;
 }
 
-/** The session's membership rows; 404 when they were deleted after the token was checked. */
+/** The session's membership rows (batched per operation); 404 when they were deleted after the token was checked. */
 async function membershipRows(ctx: GraphQLContext, membershipId: string): Promise<MembershipRows> {
-  const rows = await loadMembershipRows(ctx, membershipId);
+  const rows = await ctx
+    .loader<string, MembershipRows | null>('auth.membershipRows', (ids) =>
+      loadMembershipRows(ctx.services.db, ids),
+    )
+    .load(membershipId);
   if (!rows) throw new ApiError(404, 'not-found', 'The membership of this session no longer exists');
   return rows;
 }
@@ -116,12 +120,12 @@ export const MeRef = builder.objectRef<MeShape>('Me').implement({
       type: ['Invitation'],
       description: "Pending invitations to other projects addressed to the caller's account.",
       resolve: (_q, _me, _a, ctx) =>
-        pendingInvitations(ctx.services.db, requirePrincipal(ctx), ctx.services.config.invitationTtlSec),
+        pendingInvitations(ctx.services.db, requireCaller(ctx), ctx.services.config.invitationTtlSec),
     }),
     sessions: t.field({
       type: [SessionRef],
       resolve: async (me, _a, ctx) => {
-        const rows = await ctx.services.auth.activeSessions(requirePrincipal(ctx));
+        const rows = await ctx.services.auth.sessions.active(requireCaller(ctx));
         return rows.map((l) => ({ ...l, current: l.id === me.loginId }));
       },
     }),
@@ -132,7 +136,7 @@ builder.queryField('me', (t) =>
   t.field({
     type: MeRef,
     description: 'The signed-in caller: user, project, membership and active sessions.',
-    resolve: (_r, _a, ctx) => requirePrincipal(ctx),
+    resolve: (_r, _a, ctx) => requireCaller(ctx),
   }),
 );
 
@@ -140,8 +144,8 @@ builder.mutationField('logout', (t) =>
   t.boolean({
     description: 'Ends the session of the access token used for this request.',
     resolve: async (_r, _a, ctx) => {
-      const p = requirePrincipal(ctx);
-      await ctx.services.auth.revoke(p.loginId, p.loginId, 'logout');
+      const caller = requireCaller(ctx);
+      await ctx.services.auth.sessions.revoke(caller.loginId, caller.loginId, 'logout');
       return true;
     },
   }),
@@ -153,9 +157,9 @@ builder.mutationField('revokeSession', (t) =>
       "Ends one session of the caller's own user (or, for a project admin, of a member of the project).",
     args: { loginId: t.arg.string({ required: true }) },
     resolve: async (_r, args, ctx) => {
-      const p = requirePrincipal(ctx);
-      const id = await ctx.services.auth.findRevocable(p, args.loginId);
-      await ctx.services.auth.revoke(id, p.loginId, 'revokeSession');
+      const caller = requireCaller(ctx);
+      const id = await ctx.services.auth.sessions.findRevocable(caller, args.loginId);
+      await ctx.services.auth.sessions.revoke(id, caller.loginId, 'revokeSession');
       return true;
     },
   }),
@@ -165,7 +169,7 @@ builder.mutationField('revokeOtherSessions', (t) =>
   t.int({
     description:
       "Ends every session of the caller's user except the current one; returns how many were ended.",
-    resolve: (_r, _a, ctx) => ctx.services.auth.revokeOthers(requirePrincipal(ctx)),
+    resolve: (_r, _a, ctx) => ctx.services.auth.sessions.revokeOthers(requireCaller(ctx)),
   }),
 );
 
@@ -183,7 +187,12 @@ builder.mutationField('createUser', (t) =>
       admin: t.arg.boolean({ required: false }),
     },
     resolve: (_q, _r, args, ctx) =>
-      ctx.services.auth.createUser(requirePrincipal(ctx), args.email, args.password, args.admin ?? false),
+      ctx.services.auth.accounts.createUser(
+        requireCaller(ctx),
+        args.email,
+        args.password,
+        args.admin ?? false,
+      ),
   }),
 );
 
@@ -195,7 +204,7 @@ builder.mutationField('inviteUser', (t) =>
       'joins only by accepting (me.invitations, acceptInvitation) within INVITATION_TTL. Throttled with createUser.',
     args: { email: t.arg.string({ required: true }), admin: t.arg.boolean({ required: false }) },
     resolve: (_q, _r, a, ctx) =>
-      ctx.services.auth.inviteUser(requirePrincipal(ctx), a.email, a.admin ?? false),
+      ctx.services.auth.accounts.inviteUser(requireCaller(ctx), a.email, a.admin ?? false),
   }),
 );
 
@@ -207,7 +216,7 @@ builder.mutationField('acceptInvitation', (t) =>
       "project's id (projectId on /auth/login) to work in it.",
     args: { id: t.arg.id({ required: true }) },
     resolve: (_q, _r, a, ctx) =>
-      acceptInvitation(ctx.services.db, requirePrincipal(ctx), a.id, ctx.services.config.invitationTtlSec),
+      acceptInvitation(ctx.services.db, requireCaller(ctx), a.id, ctx.services.config.invitationTtlSec),
   }),
 );
 
@@ -216,7 +225,7 @@ builder.mutationField('declineInvitation', (t) =>
     description: 'The signed-in holder of the invited address declines the invitation.',
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, a, ctx) =>
-      declineInvitation(ctx.services.db, requirePrincipal(ctx), a.id, ctx.services.config.invitationTtlSec),
+      declineInvitation(ctx.services.db, requireCaller(ctx), a.id, ctx.services.config.invitationTtlSec),
   }),
 );
 
@@ -249,7 +258,7 @@ builder.mutationField('createProject', (t) =>
       adminLastName: t.arg.string(),
     },
     resolve: (_r, a, ctx) =>
-      createProject(ctx.services.db, ctx.services.auth.passwords, requirePrincipal(ctx), {
+      createProject(ctx.services.db, ctx.services.auth.passwords, requireCaller(ctx), {
         name: a.name,
         adminEmail: a.adminEmail,
         adminPassword: a.adminPassword,
@@ -281,7 +290,7 @@ builder.mutationField('login', (t) =>
       clientId: t.arg.string(),
     },
     resolve: (_r, args, ctx) =>
-      ctx.services.auth.login(
+      ctx.services.auth.signIn.login(
         {
           email: args.email,
           password: args.password,
@@ -310,7 +319,7 @@ builder.mutationField('token', (t) =>
       scope: t.arg.string(),
     },
     resolve: (_r, a, ctx) => {
-      const auth = ctx.services.auth;
+      const grants = ctx.services.auth.grants;
       const client = {
         clientId: a.clientId || undefined,
         clientSecret: a.clientSecret || undefined,
@@ -318,16 +327,16 @@ builder.mutationField('token', (t) =>
       };
       switch (a.grantType) {
         case 'authorization_code':
-          return auth.exchangeCode(a.code ?? '', a.codeVerifier ?? undefined, client);
+          return grants.exchangeCode(a.code ?? '', a.codeVerifier ?? undefined, client);
         case 'client_credentials':
-          return auth.clientCredentials(
+          return grants.clientCredentials(
             a.clientId ?? undefined,
             a.clientSecret ?? undefined,
             { userAgent: ctx.request.userAgent, remoteAddress: ctx.request.remoteAddress },
             a.scope ?? undefined,
           );
         case 'refresh_token':
-          return auth.refresh(a.refreshToken ?? undefined, client);
+          return grants.refresh(a.refreshToken ?? undefined, client);
         default:
           throw new OAuthError('unsupported_grant_type', `Unsupported grant_type: ${a.grantType}`);
       }
@@ -342,7 +351,7 @@ builder.queryField('introspect', (t) =>
     args: { token: t.arg.string({ required: true }) },
     resolve: async (_r, a, ctx) => {
       // RFC 7662 2.1: the caller must be authorized (a Bearer token, or client credentials over HTTP Basic).
-      if (!ctx.principal) {
+      if (!ctx.caller) {
         const basic = parseBasic(ctx.request.headers.authorization);
         if (!basic) {
           throw new OAuthError(
@@ -350,13 +359,13 @@ builder.queryField('introspect', (t) =>
             'Introspection requires a Bearer token or client credentials (HTTP Basic)',
           );
         }
-        await ctx.services.auth.authenticateClient(
+        await ctx.services.auth.clients.authenticate(
           basic.clientId,
           basic.clientSecret,
           ctx.request.remoteAddress,
         );
       }
-      return ctx.services.auth.introspect(a.token);
+      return ctx.services.auth.introspection.introspect(a.token);
     },
   }),
 );
@@ -366,7 +375,7 @@ builder.mutationField('revokeToken', (t) =>
     description: 'RFC 7009: revokes the session of an access or refresh token.',
     args: { token: t.arg.string({ required: true }) },
     resolve: async (_r, a, ctx) => {
-      await ctx.services.auth.revokeToken(a.token);
+      await ctx.services.auth.introspection.revoke(a.token);
       return true;
     },
   }),

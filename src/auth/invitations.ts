@@ -5,15 +5,15 @@
 import type { Database } from '../db/database.js';
 import type { Invitation, Prisma, ProjectMembership } from '../generated/prisma/client.js';
 import { badRequest, forbidden, notFound } from '../core/errors.js';
-import type { Principal } from '../graphql/context.js';
+import type { Caller } from '../core/caller.js';
 import { normalizeEmail } from './email.js';
 import { isUuid } from './uuid.js';
 
 /** A project admin invites an address to the project (idempotent per project and address; a repeat updates `admin`
- * and renews it). Callers check the admin role and the invitation budget (AuthService.inviteUser). */
+ * and renews it). Callers check the admin role and the invitation budget (Accounts.inviteUser). */
 export async function inviteUser(
   db: Database,
-  caller: Principal,
+  caller: Caller,
   email: string,
   admin: boolean,
 ): Promise<Invitation> {
@@ -27,7 +27,7 @@ export async function inviteUser(
 /** Writes (or renews) the invitation of a normalized address to the caller's project. */
 export function recordInvitation(
   tx: Prisma.TransactionClient | Database['prisma'],
-  caller: Principal,
+  caller: Caller,
   normalizedEmail: string,
   admin: boolean,
 ): Promise<Invitation> {
@@ -44,7 +44,7 @@ const expiredBefore = (ttlSec: number) => new Date(Date.now() - ttlSec * 1000);
 /** The pending invitations addressed to the caller's account (empty for a client application). */
 export async function pendingInvitations(
   db: Database,
-  caller: Principal,
+  caller: Caller,
   ttlSec: number,
 ): Promise<Invitation[]> {
   if (!caller.userId) return [];
@@ -62,7 +62,7 @@ export async function pendingInvitations(
 }
 
 /** The caller's own pending, unexpired invitation by id; 404 for any other (never reveals someone else's). */
-async function ownPending(db: Database, caller: Principal, id: unknown, ttlSec: number): Promise<Invitation> {
+async function ownPending(db: Database, caller: Caller, id: unknown, ttlSec: number): Promise<Invitation> {
   if (!isUuid(id)) throw badRequest('id is not a valid invitation id', ['id']);
   if (!caller.userId) throw forbidden('Only a user can answer an invitation');
   const user = await db.prisma.user.findUnique({ where: { id: caller.userId }, select: { email: true } });
@@ -76,7 +76,7 @@ async function ownPending(db: Database, caller: Principal, id: unknown, ttlSec: 
 /** The invited account's holder accepts: they become a member (or admin) of the project; one transaction. */
 export async function acceptInvitation(
   db: Database,
-  caller: Principal,
+  caller: Caller,
   id: unknown,
   ttlSec: number,
 ): Promise<ProjectMembership> {
@@ -101,7 +101,7 @@ export async function acceptInvitation(
 /** The invited account's holder declines; the invitation is closed. */
 export async function declineInvitation(
   db: Database,
-  caller: Principal,
+  caller: Caller,
   id: unknown,
   ttlSec: number,
 ): Promise<boolean> {

@@ -4,6 +4,7 @@
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
 import { ApiError } from '../core/errors.js';
+import type { Config } from '../config.js';
 
 const scrypt = promisify(crypto.scrypt) as (
   password: string,
@@ -108,4 +109,18 @@ export function safeEqual(a: string, b: string): boolean {
   const ab = Buffer.from(a);
   const bb = Buffer.from(b);
   return ab.length === bb.length && crypto.timingSafeEqual(ab, bb);
+}
+
+/** A fresh random secret (authorization codes, refresh secrets). */
+export function randomSecret(): string {
+  return crypto.randomBytes(32).toString('base64url');
+}
+
+/** The password hasher for a configuration (cost, concurrency, and a queue of 32 waiting hashes per slot). */
+export function passwordHasher(config: Config): PasswordHasher {
+  return new PasswordHasher({
+    cost: config.passwordHashCost,
+    concurrency: config.passwordHashConcurrency,
+    maxQueue: 32 * config.passwordHashConcurrency,
+  });
 }

@@ -6,7 +6,7 @@
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { ApiError } from '../core/errors.js';
-import { passwordHasher } from './auth-service.js';
+import { passwordHasher } from './passwords.js';
 import { createProject } from './projects.js';
 
 function usage(): never {

@@ -1,7 +1,7 @@
 // Projects (tenants): a server administrator creates a project together with its first admin user.
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest, forbidden } from '../core/errors.js';
-import type { Principal } from '../graphql/context.js';
+import type { Caller } from '../core/caller.js';
 import { normalizeEmail } from './email.js';
 import type { PasswordHasher } from './passwords.js';
 
@@ -24,7 +24,7 @@ export interface CreatedProject {
 const MAX_NAME = 200;
 
 /** True when the caller is a user marked as a server administrator. */
-export async function isServerAdmin(db: Database, caller: Principal): Promise<boolean> {
+export async function isServerAdmin(db: Database, caller: Caller): Promise<boolean> {
   if (!caller.userId) return false;
   const u = await db.prisma.user.findUnique({ where: { id: caller.userId }, select: { serverAdmin: true } });
   return u?.serverAdmin === true;
@@ -34,7 +34,7 @@ export async function isServerAdmin(db: Database, caller: Principal): Promise<bo
 export async function createProject(
   db: Database,
   passwords: PasswordHasher,
-  caller: Principal | 'cli',
+  caller: Caller | 'cli',
   input: NewProject,
 ): Promise<CreatedProject> {
   // The CLI runs with the operator's access to the database itself, so it needs no server administrator.

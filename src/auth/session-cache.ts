@@ -16,13 +16,18 @@
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
-import type { Principal } from '../graphql/context.js';
+import type { Principal } from '../core/caller.js';
 
 /** A Login's cached state: the caller it authenticates, and whether it may still be used. */
 export interface SessionState extends Principal {
   granted: boolean;
   revoked: boolean;
   expiresAt: number;
+}
+
+/** Not revoked, not expired, and tokens were issued. */
+export function isActive(s: SessionState): boolean {
+  return !s.revoked && s.granted && s.expiresAt > Date.now();
 }
 
 export const LOGIN_CHANNEL = 'login_changed';

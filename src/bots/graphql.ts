@@ -1,17 +1,18 @@
 // GraphQL for bots: executeBot (sync) and executeBotAsync (job), botJob, deployBot, botExecutions, and the
 // admin-only project secrets (names listable, values never returned).
 import { builder } from '../graphql/builder.js';
-import { requirePrincipal, type GraphQLContext } from '../graphql/context.js';
+import { requireCaller, type GraphQLContext } from '../graphql/context.js';
+import type { Caller } from '../core/caller.js';
 import { badRequest, forbidden, notFound } from '../core/errors.js';
+import { mediaType } from '../core/media-type.js';
 import type { BotResult, ExecuteRequest } from './types.js';
 import type { JobState } from './jobs.js';
-import { mediaType } from './input.js';
-import { botDepth } from './medplum-client.js';
+import { executionHost } from './graphql-medplum.js';
 
 /** Request headers a bot may see: everything but credentials. */
 function botHeaders(ctx: GraphQLContext): Record<string, string> {
   const out: Record<string, string> = {};
-  if (botDepth(ctx) > 0) return out;
+  if (ctx.depth > 0) return out;
   for (const [k, v] of Object.entries(ctx.request.headers)) {
     if (v === undefined || k === 'authorization' || k === 'cookie' || k === 'proxy-authorization') continue;
     out[k] = Array.isArray(v) ? v.join(', ') : v;
@@ -100,10 +101,8 @@ builder.mutationField('executeBot', (t) =>
   t.field({
     type: BotResultRef,
     args: execArgs(t),
-    resolve: (_r, args, ctx) => {
-      requirePrincipal(ctx);
-      return ctx.services.bots.execute(ctx, executeRequest(ctx, args));
-    },
+    resolve: (_r, args, ctx) =>
+      ctx.services.bots.execute(requireCaller(ctx), executeRequest(ctx, args), executionHost(ctx)),
   }),
 );
 
@@ -113,12 +112,12 @@ builder.mutationField('executeBotAsync', (t) =>
     description: 'Queues an execution; poll botJob(id) (or GET [base]/job/{id}).',
     args: execArgs(t),
     resolve: async (_r, args, ctx) => {
-      const p = requirePrincipal(ctx);
+      const caller = requireCaller(ctx);
       const bots = ctx.services.bots;
       const req = executeRequest(ctx, args);
-      const bot = await bots.resolve(p, req);
+      const bot = await bots.resolve(caller, req);
       bots.eventInput(req); // a bad body is refused now, not later in the job
-      const id = await bots.jobs.enqueue(ctx, bot.id, bot.projectId, {
+      const id = await ctx.services.jobs.enqueue(caller, bot.id, bot.projectId, {
         ...req,
         id: bot.id,
         identifier: null,
@@ -140,8 +139,8 @@ builder.queryField('botJob', (t) =>
     type: BotJobRef,
     args: { id: t.arg.string({ required: true }) },
     resolve: async (_r, args, ctx) => {
-      const p = requirePrincipal(ctx);
-      const job = await ctx.services.bots.jobs.get(p.projectId, args.id);
+      const caller = requireCaller(ctx);
+      const job = await ctx.services.jobs.get(caller.projectId, args.id);
       if (!job) throw notFound(`Job ${args.id} not found`);
       return job;
     },
@@ -153,7 +152,7 @@ builder.mutationField('deployBot', (t) =>
     type: 'JSON',
     description: 'Replaces the code of a bot (compiled now; a compile error is a 400 naming the line).',
     args: { id: t.arg.string({ required: true }), code: t.arg.string({ required: true }) },
-    resolve: (_r, args, ctx) => ctx.services.bots.store.deploy(ctx, args.id, args.code),
+    resolve: (_r, args, ctx) => ctx.services.bots.store.deploy(requireCaller(ctx), args.id, args.code),
   }),
 );
 
@@ -164,13 +163,13 @@ builder.queryField('botExecutions', (t) =>
       'Recent executions of a bot of the caller project, newest first (recorded within about a second).',
     args: { botId: t.arg.string({ required: true }), limit: t.arg.int() },
     resolve: async (query, _r, args, ctx) => {
-      const p = requirePrincipal(ctx);
+      const caller = requireCaller(ctx);
       const limit = args.limit ?? 20;
       if (limit < 1 || limit > 1000) throw badRequest('limit must be between 1 and 1000', ['limit']);
       if (!/^[0-9a-f-]{36}$/i.test(args.botId)) throw notFound(`Bot/${args.botId} not found`);
       return ctx.services.db.prisma.botExecution.findMany({
         ...query,
-        where: { botId: args.botId, projectId: p.projectId },
+        where: { botId: args.botId, projectId: caller.projectId },
         orderBy: { startedAt: 'desc' },
         take: limit,
       });
@@ -178,10 +177,10 @@ builder.queryField('botExecutions', (t) =>
   }),
 );
 
-function requireAdmin(ctx: GraphQLContext) {
-  const p = requirePrincipal(ctx);
-  if (!p.admin) throw forbidden('Only a project admin can manage project secrets');
-  return p;
+function requireAdmin(ctx: GraphQLContext): Caller {
+  const caller = requireCaller(ctx);
+  if (!caller.admin) throw forbidden('Only a project admin can manage project secrets');
+  return caller;
 }
 
 builder.mutationField('setProjectSecret', (t) =>

@@ -1,8 +1,8 @@
 // event.input from the request body, by Content-Type. Parameters (charset, ...) are ignored; unknown types are 415.
 import { ApiError, badRequest } from '../core/errors.js';
+import { HL7_V2 } from '../core/media-type.js';
 import { checkHl7Message } from './hl7/check.js';
 
-export const HL7_V2 = 'x-application/hl7-v2+er7';
 export const SUPPORTED_TYPES = [
   'text/plain',
   'application/json',
@@ -10,11 +10,6 @@ export const SUPPORTED_TYPES = [
   'application/fhir+json',
   HL7_V2,
 ] as const;
-
-/** The media type without parameters, lower-case ('' when absent). */
-export function mediaType(contentType: string | null | undefined): string {
-  return (contentType ?? '').split(';')[0].trim().toLowerCase();
-}
 
 /** Parses a body into what the bot sees as event.input (HL7 is only checked here: the isolate parses it). */
 export function parseInput(contentType: string, body: string): unknown {

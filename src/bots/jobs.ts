@@ -10,10 +10,8 @@ import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import { ApiError, operationOutcome } from '../core/errors.js';
-import { createContext, type GraphQLContext } from '../graphql/context.js';
-import type { Services } from '../services.js';
-import type { BotService } from './service.js';
-import type { ExecuteRequest, JobRequest } from './types.js';
+import { callerOf, principalOf, type Caller, type Principal } from '../core/caller.js';
+import type { BotResult, ExecuteRequest, JobRequest } from './types.js';
 
 export const JOB_CHANNEL = 'bot_job';
 const POLL_MS = 1000;
@@ -36,9 +34,17 @@ export interface JobState {
   responseHeaders: Record<string, string> | null;
 }
 
-/** Claims and runs queued jobs on this instance. */
+/** What the runner needs from the rest of the server, given at start (the app wires it). */
+export interface JobHost {
+  /** The session a job's caller signed in with, as it is now (undefined when it no longer exists). */
+  session(loginId: string): Promise<(Principal & { revoked: boolean; expiresAt: number }) | undefined>;
+  /** Runs a job's execution as its caller (synchronous executions go the same way). */
+  execute(caller: Caller, request: ExecuteRequest, traceId: string): Promise<BotResult>;
+}
+
+/** Claims and runs queued jobs on this instance; stores jobs for any instance to run. */
 export class JobRunner {
-  private services: Services | undefined;
+  private host: JobHost | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running = 0;
   private pumping = false;
@@ -51,12 +57,11 @@ export class JobRunner {
   constructor(
     private readonly db: Database,
     private readonly logger: Logger,
-    private readonly bots: BotService,
   ) {}
 
   /** Requeues stale claims, subscribes to NOTIFY and starts polling. */
-  async start(services: Services): Promise<void> {
-    this.services = services;
+  async start(host: JobHost): Promise<void> {
+    this.host = host;
     // The embedded database belongs to this process alone: whatever is still running was orphaned by its last run.
     await this.requeueStale(this.db.kind === 'pglite');
     await this.db.listen(JOB_CHANNEL, () => this.wake());
@@ -98,16 +103,14 @@ export class JobRunner {
   }
 
   /** Stores a job for a request already validated by the caller; returns its id. */
-  async enqueue(ctx: GraphQLContext, botId: string, projectId: string, req: ExecuteRequest): Promise<string> {
-    const principal = ctx.principal;
-    if (!principal) throw new ApiError(401, 'login', 'Authentication required');
+  async enqueue(caller: Caller, botId: string, projectId: string, req: ExecuteRequest): Promise<string> {
     const payload: JobRequest = {
-      principal,
+      principal: principalOf(caller),
       request: req,
-      traceId: ctx.request.requestId || crypto.randomUUID(),
+      traceId: caller.request.requestId || crypto.randomUUID(),
     };
     const job = await this.db.prisma.botJob.create({
-      data: { projectId, botId, status: 'queued', request: payload as object, requester: principal.loginId },
+      data: { projectId, botId, status: 'queued', request: payload as object, requester: caller.loginId },
     });
     await this.db.notify(JOB_CHANNEL, job.id);
     return job.id;
@@ -184,13 +187,13 @@ export class JobRunner {
     let body = '';
     let headers: Record<string, string> = {};
     try {
-      if (!this.services) throw new Error('job runner not started');
+      if (!this.host) throw new Error('job runner not started');
       // The caller's session now, not as it was at enqueue: revoked or expired means the job does not run.
-      const session = await this.services.auth.sessions.get(job.principal.loginId);
+      const session = await this.host.session(job.principal.loginId);
       if (!session || session.revoked || session.expiresAt <= Date.now())
         throw new ApiError(401, 'login', 'The session that queued this job has ended; the job was not run');
-      const ctx = createContext(this.services, session, { requestId: job.traceId, headers: {} });
-      const r = await this.bots.execute(ctx, { ...job.request, attempt }, job.traceId);
+      const caller = callerOf(session, { requestId: job.traceId, headers: {} });
+      const r = await this.host.execute(caller, { ...job.request, attempt }, job.traceId);
       if (r.outcome === 'busy') {
         // Refused for lack of budget before it started: queue it again, and give the sandbox a moment.
         this.backoffUntil = performance.now() + BUSY_BACKOFF_MS;

@@ -1,22 +1,20 @@
 // The bot service of one server instance: lookup (cached), input parsing, the sandbox call, the HTTP shape of the
-// result, execution records, project secrets and the async job runner.
+// result, execution records and project secrets. (Asynchronous executions: jobs.ts.)
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest, notFound, operationOutcome } from '../core/errors.js';
-import { requirePrincipal, type GraphQLContext, type Principal } from '../graphql/context.js';
-import { parseIdentifierToken } from '../fhir/types.js';
+import type { Caller, Principal } from '../core/caller.js';
+import { parseIdentifierToken } from '../core/fhir.js';
+import { HL7_V2 } from '../core/media-type.js';
 import { BotCache, SECRETS_CHANGED } from './cache.js';
 import { ExecutionRecorder, truncateLog } from './executions.js';
 import { createSandbox } from './engine.js';
-import { HL7_V2, parseInput } from './input.js';
-import { medplumFunctions, requestBudget } from './medplum-client.js';
+import { parseInput } from './input.js';
 import { BotStore } from './store.js';
 import type { BotSandbox, ExecutionResult } from './sandbox/index.js';
-import type { BotResult, DeployedBot, ExecuteRequest } from './types.js';
-import { JobRunner } from './jobs.js';
-import type { Services } from '../services.js';
+import type { BotResult, DeployedBot, ExecuteRequest, ExecutionHost } from './types.js';
 
 const FHIR_JSON = 'application/fhir+json; charset=utf-8';
 
@@ -104,7 +102,6 @@ export class BotService {
   readonly cache: BotCache;
   readonly store: BotStore;
   readonly recorder: ExecutionRecorder;
-  readonly jobs: JobRunner;
   private sandbox: BotSandbox | undefined;
 
   constructor(
@@ -115,29 +112,27 @@ export class BotService {
     this.cache = new BotCache(db);
     this.store = new BotStore(db, this.cache);
     this.recorder = new ExecutionRecorder(db, logger);
-    this.jobs = new JobRunner(db, logger, this);
   }
 
-  /** Subscribes to invalidations, builds the sandbox and starts the job runner. */
-  async start(services: Services, opts: { runJobs?: boolean } = {}): Promise<void> {
+  /** Subscribes to invalidations and builds the sandbox. */
+  async start(): Promise<void> {
     await this.cache.start();
     this.sandbox = await createSandbox(this.config);
-    if (opts.runJobs !== false) await this.jobs.start(services);
   }
 
+  /** Writes the buffered execution records and disposes of the sandbox. */
   async close(): Promise<void> {
-    await this.jobs.close();
     await this.recorder.close();
     this.sandbox?.dispose();
   }
 
   /** The bot a request names, in the caller's project (404 otherwise). */
-  async resolve(principal: Principal, req: Pick<ExecuteRequest, 'id' | 'identifier'>): Promise<DeployedBot> {
+  async resolve(caller: Caller, req: Pick<ExecuteRequest, 'id' | 'identifier'>): Promise<DeployedBot> {
     let id = req.id ?? undefined;
     if (!id && req.identifier) {
       const { system, value } = parseIdentifierToken(req.identifier);
       if (!value) throw badRequest('identifier must be system|value', ['identifier']);
-      const found = await this.cache.botIdByIdentifier(principal.projectId, system ?? '', value);
+      const found = await this.cache.botIdByIdentifier(caller.projectId, system ?? '', value);
       if (!found) throw notFound(`No Bot with identifier ${req.identifier} in this project`);
       id = found;
     }
@@ -145,7 +140,7 @@ export class BotService {
       throw badRequest('Name the bot: give its id or an identifier (system|value)', ['id', 'identifier']);
     const bot = /^[0-9a-f-]{36}$/i.test(id) ? await this.cache.bot(id) : null;
     // Another project's bot is "not found": its existence is not revealed.
-    if (!bot || bot.projectId !== principal.projectId) throw notFound(`Bot/${id} not found`);
+    if (!bot || bot.projectId !== caller.projectId) throw notFound(`Bot/${id} not found`);
     return bot;
   }
 
@@ -163,16 +158,20 @@ export class BotService {
     return req.contentType === HL7_V2 ? { hl7: input } : input;
   }
 
-  /** Runs a bot for the caller in ctx and records the execution. */
-  async execute(ctx: GraphQLContext, req: ExecuteRequest, traceId?: string): Promise<BotResult> {
-    const principal = requirePrincipal(ctx);
-    const bot = await this.resolve(principal, req);
+  /** Runs a bot for the caller (its `medplum` calls through `host`) and records the execution. */
+  async execute(
+    caller: Caller,
+    req: ExecuteRequest,
+    host: ExecutionHost,
+    traceId?: string,
+  ): Promise<BotResult> {
+    const bot = await this.resolve(caller, req);
     const input = this.eventInput(req);
     if (!bot.compiledCode) throw badRequest(`Bot/${bot.id} has no code: deploy it with $deploy first`);
     if (!this.sandbox) throw new ApiError(503, 'exception', 'The bot sandbox is not running');
     // Breadth as well as depth: one request (with every bot it calls) runs a bounded number of executions.
     const max = this.config.botMaxExecutionsPerRequest;
-    if (++requestBudget(ctx).executions > max)
+    if (host.countExecution() > max)
       throw new ApiError(
         429,
         'too-costly',
@@ -180,7 +179,7 @@ export class BotService {
           '(BOT_MAX_EXECUTIONS_PER_REQUEST)',
       );
     const secrets = await this.cache.projectSecrets(bot.projectId);
-    const requester = requesterOf(principal);
+    const requester = requesterOf(caller);
     const startedAt = new Date();
     const result = await this.sandbox.execute({
       projectId: bot.projectId,
@@ -194,12 +193,12 @@ export class BotService {
         contentType: req.contentType,
         input,
         secrets,
-        traceId: traceId ?? (ctx.request.requestId || crypto.randomUUID()),
+        traceId: traceId ?? (caller.request.requestId || crypto.randomUUID()),
         requester: { reference: requester },
         headers: req.headers ?? {},
         ...(req.attempt !== undefined ? { attempt: req.attempt } : {}),
       },
-      medplum: medplumFunctions(ctx),
+      medplum: host.medplum,
     });
     const out = toBotResult(result);
     this.recorder.record({

@@ -2,10 +2,14 @@
 // error is a 400 naming line:column); identifiers are unique per project (409), written in the same statement as
 // the bot so no half-written record exists. Every change notifies bot_changed so all instances drop their cache.
 import { ApiError, badRequest, conflict, forbidden, notFound } from '../core/errors.js';
-import { requirePrincipal, type GraphQLContext, type Principal } from '../graphql/context.js';
-import { isFhirId } from '../fhir/registry.js';
-import type { FhirResource, ResourceStore, SearchParams } from '../fhir/types.js';
-import { parseIdentifierToken } from '../fhir/types.js';
+import type { Caller } from '../core/caller.js';
+import {
+  isFhirId,
+  parseIdentifierToken,
+  type FhirResource,
+  type ResourceStore,
+  type SearchParams,
+} from '../core/fhir.js';
 import type { Database } from '../db/database.js';
 import { BOT_CHANGED, type BotCache } from './cache.js';
 import { compileSource } from './engine.js';
@@ -108,14 +112,12 @@ export function botResource(row: BotRow): FhirResource {
 }
 
 /**
- * The principal of a caller who may write bot code: a project admin. Bot code receives the project's secrets and
- * runs for every caller, so writing it is an admin power (members may read and execute bots).
+ * Checks the caller may write bot code: a project admin. Bot code receives the project's secrets and runs for
+ * every caller, so writing it is an admin power (members may read and execute bots).
  */
-function requireBotAdmin(ctx: GraphQLContext, action: string): Principal {
-  const p = requirePrincipal(ctx);
-  if (!p.admin)
+function requireBotAdmin(caller: Caller, action: string): void {
+  if (!caller.admin)
     throw forbidden(`Only a project admin can ${action} bots (bot code sees the project secrets)`);
-  return p;
 }
 
 function isUniqueViolation(err: unknown): boolean {
@@ -145,14 +147,14 @@ export class BotStore implements ResourceStore {
     return row;
   }
 
-  async create(ctx: GraphQLContext, resource: FhirResource): Promise<FhirResource> {
-    const p = requireBotAdmin(ctx, 'create');
+  async create(caller: Caller, resource: FhirResource): Promise<FhirResource> {
+    requireBotAdmin(caller, 'create');
     const b = parseBot(resource);
     const compiledCode = b.code !== undefined ? await compileSource(b.code) : null;
     try {
       const row = await this.db.prisma.bot.create({
         data: {
-          projectId: p.projectId,
+          projectId: caller.projectId,
           name: b.name,
           description: b.description,
           resource: b.stored as object,
@@ -160,7 +162,7 @@ export class BotStore implements ResourceStore {
           compiledCode,
           timeoutMs: b.timeoutMs,
           memoryMb: b.memoryMb,
-          identifiers: { create: b.identifiers.map((i) => ({ ...i, projectId: p.projectId })) },
+          identifiers: { create: b.identifiers.map((i) => ({ ...i, projectId: caller.projectId })) },
         },
       });
       return botResource(row);
@@ -170,14 +172,13 @@ export class BotStore implements ResourceStore {
     }
   }
 
-  async read(ctx: GraphQLContext, id: string): Promise<FhirResource> {
-    const p = requirePrincipal(ctx);
-    return botResource(await this.load(p.projectId, id));
+  async read(caller: Caller, id: string): Promise<FhirResource> {
+    return botResource(await this.load(caller.projectId, id));
   }
 
-  async update(ctx: GraphQLContext, id: string, resource: FhirResource): Promise<FhirResource> {
-    const p = requireBotAdmin(ctx, 'update');
-    const existing = await this.load(p.projectId, id);
+  async update(caller: Caller, id: string, resource: FhirResource): Promise<FhirResource> {
+    requireBotAdmin(caller, 'update');
+    const existing = await this.load(caller.projectId, id);
     const b = parseBot(resource);
     // An update without `code` keeps the deployed code (Medplum deploys code separately with $deploy).
     const code = b.code !== undefined ? b.code : existing.code;
@@ -196,7 +197,7 @@ export class BotStore implements ResourceStore {
           versionId: { increment: 1 },
           identifiers: {
             deleteMany: {},
-            create: b.identifiers.map((i) => ({ ...i, projectId: p.projectId })),
+            create: b.identifiers.map((i) => ({ ...i, projectId: caller.projectId })),
           },
         },
       });
@@ -209,9 +210,9 @@ export class BotStore implements ResourceStore {
   }
 
   /** Replaces a bot's code (the $deploy operation). */
-  async deploy(ctx: GraphQLContext, id: string, code: string): Promise<FhirResource> {
-    const p = requireBotAdmin(ctx, 'deploy');
-    const existing = await this.load(p.projectId, id);
+  async deploy(caller: Caller, id: string, code: string): Promise<FhirResource> {
+    requireBotAdmin(caller, 'deploy');
+    const existing = await this.load(caller.projectId, id);
     const compiledCode = await compileSource(code);
     const row = await this.db.prisma.bot.update({
       where: { id: existing.id },
@@ -221,22 +222,18 @@ export class BotStore implements ResourceStore {
     return botResource(row);
   }
 
-  async delete(ctx: GraphQLContext, id: string): Promise<void> {
-    const p = requireBotAdmin(ctx, 'delete');
-    const existing = await this.load(p.projectId, id);
+  async delete(caller: Caller, id: string): Promise<void> {
+    requireBotAdmin(caller, 'delete');
+    const existing = await this.load(caller.projectId, id);
     await this.db.prisma.bot.delete({ where: { id: existing.id } });
     await this.changed(existing.id);
   }
 
-  async search(
-    ctx: GraphQLContext,
-    params: SearchParams,
-  ): Promise<{ resources: FhirResource[]; total: number }> {
-    const p = requirePrincipal(ctx);
+  async search(caller: Caller, params: SearchParams): Promise<{ resources: FhirResource[]; total: number }> {
     // Bots have no canonical url or version: such a search matches nothing.
     if (params.url !== undefined || params.version !== undefined) return { resources: [], total: 0 };
     const where: NonNullable<Parameters<Database['prisma']['bot']['findMany']>[0]>['where'] = {
-      projectId: p.projectId,
+      projectId: caller.projectId,
     };
     if (params.name !== undefined) where.name = { startsWith: params.name, mode: 'insensitive' };
     if (params.identifier !== undefined) {

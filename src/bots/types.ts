@@ -1,5 +1,5 @@
 // Shapes shared by the bot modules: the cached deployable bot, an execution request and its HTTP-ready result.
-import type { Principal } from '../graphql/context.js';
+import type { Principal } from '../core/caller.js';
 
 /** What an execution needs to know about a bot (cached in memory, invalidated by NOTIFY bot_changed). */
 export interface DeployedBot {
@@ -36,6 +36,15 @@ export interface BotResult {
   headers: Record<string, string>;
   /** success | error | timeout | memory | output-too-large */
   outcome: string;
+}
+
+/** What one execution reaches beyond its isolate, built for its caller by the GraphQL side (graphql-medplum.ts):
+ * the bot's `medplum` argument, and the execution budget of the incoming request it belongs to. */
+export interface ExecutionHost {
+  /** Host functions acting as the caller (read, search, create, ... , executeBot, valueSetExpand). */
+  medplum: Record<string, (...args: unknown[]) => Promise<unknown>>;
+  /** Counts one more execution for the incoming request; returns how many it has run, this one included. */
+  countExecution(): number;
 }
 
 /** What an async job remembers about its caller so any instance can run it later. */

@@ -1,9 +1,9 @@
 // Generic FHIR CRUD and search over the registered stores, as GraphQL operations the REST layer runs.
 import { builder } from '../graphql/builder.js';
-import { requirePrincipal } from '../graphql/context.js';
+import { requireCaller } from '../graphql/context.js';
 import { badRequest } from '../core/errors.js';
 import { validateResourceBody } from './registry.js';
-import type { Bundle } from './types.js';
+import type { Bundle } from '../core/fhir.js';
 import { fhirBaseUrl } from '../config.js';
 
 builder.queryField('readResource', (t) =>
@@ -11,8 +11,8 @@ builder.queryField('readResource', (t) =>
     type: 'JSON',
     args: { resourceType: t.arg.string({ required: true }), id: t.arg.string({ required: true }) },
     resolve: (_r, args, ctx) => {
-      requirePrincipal(ctx);
-      return ctx.services.fhir.get(args.resourceType).read(ctx, args.id);
+      const caller = requireCaller(ctx);
+      return ctx.services.fhir.get(args.resourceType).read(caller, args.id);
     },
   }),
 );
@@ -31,13 +31,13 @@ builder.queryField('searchResources', (t) =>
       offset: t.arg.int(),
     },
     resolve: async (_r, args, ctx): Promise<Bundle> => {
-      requirePrincipal(ctx);
+      const caller = requireCaller(ctx);
       const count = args.count ?? 20;
       const offset = args.offset ?? 0;
       if (count < 0 || count > 1000) throw badRequest('_count must be between 0 and 1000', ['_count']);
       if (offset < 0) throw badRequest('_offset must not be negative', ['_offset']);
       const store = ctx.services.fhir.get(args.resourceType);
-      const { resources, total } = await store.search(ctx, {
+      const { resources, total } = await store.search(caller, {
         url: args.url ?? undefined,
         version: args.version ?? undefined,
         identifier: args.identifier ?? undefined,
@@ -68,9 +68,9 @@ builder.mutationField('createResource', (t) =>
       resource: t.arg({ type: 'JSON', required: true }),
     },
     resolve: (_r, args, ctx) => {
-      requirePrincipal(ctx);
+      const caller = requireCaller(ctx);
       const store = ctx.services.fhir.get(args.resourceType);
-      return store.create(ctx, validateResourceBody(args.resource, args.resourceType));
+      return store.create(caller, validateResourceBody(args.resource, args.resourceType));
     },
   }),
 );
@@ -84,9 +84,9 @@ builder.mutationField('updateResource', (t) =>
       resource: t.arg({ type: 'JSON', required: true }),
     },
     resolve: (_r, args, ctx) => {
-      requirePrincipal(ctx);
+      const caller = requireCaller(ctx);
       const store = ctx.services.fhir.get(args.resourceType);
-      return store.update(ctx, args.id, validateResourceBody(args.resource, args.resourceType, args.id));
+      return store.update(caller, args.id, validateResourceBody(args.resource, args.resourceType, args.id));
     },
   }),
 );
@@ -95,8 +95,8 @@ builder.mutationField('deleteResource', (t) =>
   t.boolean({
     args: { resourceType: t.arg.string({ required: true }), id: t.arg.string({ required: true }) },
     resolve: async (_r, args, ctx) => {
-      requirePrincipal(ctx);
-      await ctx.services.fhir.get(args.resourceType).delete(ctx, args.id);
+      const caller = requireCaller(ctx);
+      await ctx.services.fhir.get(args.resourceType).delete(caller, args.id);
       return true;
     },
   }),

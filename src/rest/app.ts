@@ -1,14 +1,11 @@
-// The Express application: logging, authentication, the routers, GraphQL (yoga) and error mapping.
+// The Express application: logging, authentication, GraphQL (yoga), the features' routes and error mapping.
 import express, { type Express, type IRouter, type RequestHandler } from 'express';
 import { requestLogger } from './request-log.js';
 import { mountGraphql } from './graphql-endpoint.js';
 import { jsonBodyParser } from './json-body.js';
 import type { EventLoopWatchdog } from './event-loop.js';
-import type { Services } from '../services.js';
-import { authenticateThen } from './middleware.js';
-import { authRouter } from './auth-routes.js';
-import { oauthRouter } from './oauth-routes.js';
-import { fhirRoutes } from './fhir-routes.js';
+import type { HttpApi } from './api.js';
+import { authenticate } from './middleware.js';
 import { operationOutcome, sendError, sendFhir } from './outcome.js';
 import { badRequest } from '../core/errors.js';
 import { FHIR_PATH } from '../config.js';
@@ -17,48 +14,34 @@ import { setSecurityHeaders } from './security-headers.js';
 /** The FHIR base path: `{BASE_URL}fhir/R4`. */
 export const FHIR_BASE = `/${FHIR_PATH}`;
 
-/** Registers a feature's routes (operations) under the FHIR base, before the generic resource routes. Routes are
- * registered on the app itself with full paths rather than on a mounted router: a mounted router rewrites and
- * re-parses the URL on the way in and out of every request, a measurable share of a fast $expand. */
-export type FeatureRoutes = (
-  r: IRouter,
-  base: string,
-  services: Services,
-  jsonParser: RequestHandler,
-) => void;
+/** Registers a feature's routes, in the features' order, after /graphql (FHIR operations under `base`, before the
+ * generic resource routes, which are a feature's too). Routes are registered on the app itself with full paths
+ * rather than on a mounted router: a mounted router rewrites and re-parses the URL on the way in and out of every
+ * request, a measurable share of a fast $expand. */
+export type FeatureRoutes = (r: IRouter, base: string, api: HttpApi, jsonParser: RequestHandler) => void;
 
-/** Builds the Express app for a set of services (on `app` when given: the HTTP server may exist before it). */
+/** Builds the Express app (on `app` when given: the HTTP server may exist before it). */
 export function createExpressApp(
-  services: Services,
+  api: HttpApi,
   features: FeatureRoutes[] = [],
   eventLoop?: EventLoopWatchdog,
   app: Express = express(),
 ): Express {
   app.disable('x-powered-by');
-  app.set('trust proxy', services.config.trustProxy);
+  app.set('trust proxy', api.config.trustProxy);
   app.set('etag', false);
 
-  const limit = services.config.bodyLimit;
+  const limit = api.config.bodyLimit;
   const jsonParser = jsonBodyParser({
     limit,
-    maxDepth: services.config.jsonMaxDepth,
+    maxDepth: api.config.jsonMaxDepth,
     type: ['application/json', 'application/fhir+json', 'application/*+json'],
   });
 
-  // Auth and OAuth routes are dispatched by prefix, so FHIR requests do not walk their patterns.
-  const auth = authRouter(jsonParser);
-  const oauth = oauthRouter();
-  const authenticated = authenticateThen((req, res, next) => {
-    const p = req.path;
-    if (p.startsWith('/auth/')) auth(req, res, next);
-    else if (p.startsWith('/oauth2/') || p.startsWith('/.well-known/')) oauth(req, res, next);
-    else next();
-  });
-  const startRequest = requestLogger(services);
-  const health = { status: 'ok', database: services.db.kind };
+  const startRequest = requestLogger(api);
 
-  // One middleware in front of the routes (request id and log, /healthz, authentication, auth dispatch): every
-  // app-level layer is walked by every request, and Express's router allocates for each one it walks.
+  // One middleware in front of the routes (request id and log, /healthz, authentication): every app-level layer
+  // is walked by every request, and Express's router allocates for each one it walks.
   app.use((req, res, next) => {
     startRequest(req, res);
     const p = req.path;
@@ -66,11 +49,12 @@ export function createExpressApp(
     if (!p.startsWith('/graphql')) setSecurityHeaders(res);
     // As the Express route it replaced matched it: /healthz and /healthz/, GET and HEAD, before authentication.
     if ((p === '/healthz' || p === '/healthz/') && (req.method === 'GET' || req.method === 'HEAD')) {
-      const fsync = services.db.syncStats;
+      const { database, fsync } = api.health();
       res.json({
-        ...health,
+        status: 'ok',
+        database,
         ...(eventLoop ? { eventLoop: eventLoop.read() } : {}),
-        ...(fsync ? { fsync: { ...fsync, totalMs: Math.round(fsync.totalMs) } } : {}),
+        ...(fsync ? { fsync } : {}),
       });
       return;
     }
@@ -79,13 +63,12 @@ export function createExpressApp(
       sendError(req, res, badRequest('The NUL character (%00) is not allowed in the URL'));
       return;
     }
-    authenticated(req, res, next);
+    authenticate(req, res, next);
   });
 
-  mountGraphql(app, services.config);
+  mountGraphql(app, api.config);
 
-  for (const register of features) register(app, FHIR_BASE, services, jsonParser);
-  fhirRoutes(app, FHIR_BASE, jsonParser);
+  for (const register of features) register(app, FHIR_BASE, api, jsonParser);
 
   app.use((req, res) => {
     if (req.path.startsWith('/oauth2/')) {

@@ -1,12 +1,14 @@
-// /auth/*: Medplum-compatible sign-in and session endpoints, each running a GraphQL operation.
-import express, { Router, type Response } from 'express';
+// /auth/*: Medplum-compatible sign-in and session endpoints, each running a GraphQL operation; and the routes of
+// the auth feature as a whole (/auth, /oauth2, /.well-known), dispatched by prefix.
+import express, { Router } from 'express';
 import { graphql } from '../generated/gql/index.js';
 import { badRequest } from '../core/errors.js';
-import { runOperation } from './operation.js';
+import { runOperation } from '../graphql/executor.js';
 import { contextFor } from './request.js';
 import { operationOutcome, sendFhir } from './outcome.js';
 import { asyncHandler, requireAuth } from './middleware.js';
-import { TooManyAttempts } from '../auth/throttle.js';
+import { oauthRouter } from './oauth-routes.js';
+import type { FeatureRoutes } from './app.js';
 import { fhirBaseUrl } from '../config.js';
 
 const LoginDoc = graphql(`
@@ -93,20 +95,18 @@ export function authRouter(jsonParser: express.RequestHandler): Router {
       const password = optionalString(body, 'password');
       if (!email) throw badRequest('email is required', ['email']);
       if (!password) throw badRequest('password is required', ['password']);
-      const data = await withRetryAfter(res, () =>
-        runOperation(
-          LoginDoc,
-          {
-            email,
-            password,
-            scope: optionalString(body, 'scope'),
-            codeChallenge: optionalString(body, 'codeChallenge'),
-            codeChallengeMethod: optionalString(body, 'codeChallengeMethod'),
-            projectId: optionalString(body, 'projectId'),
-            clientId: optionalString(body, 'clientId'),
-          },
-          contextFor(req),
-        ),
+      const data = await runOperation(
+        LoginDoc,
+        {
+          email,
+          password,
+          scope: optionalString(body, 'scope'),
+          codeChallenge: optionalString(body, 'codeChallenge'),
+          codeChallengeMethod: optionalString(body, 'codeChallengeMethod'),
+          projectId: optionalString(body, 'projectId'),
+          clientId: optionalString(body, 'clientId'),
+        },
+        contextFor(req),
       );
       res.json({ login: data.login.login, code: data.login.code ?? undefined });
     }),
@@ -155,7 +155,7 @@ export function authRouter(jsonParser: express.RequestHandler): Router {
           })),
         },
         loginId: me.loginId,
-        fhirBase: `${fhirBaseUrl(req.services.config)}/`,
+        fhirBase: `${fhirBaseUrl(req.api.config)}/`,
       });
     }),
   );
@@ -185,10 +185,15 @@ export function requireJsonObject(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-/** A throttled check's answer carries Retry-After (RFC 6585 4) before the error is rendered. */
-function withRetryAfter<T>(res: Response, work: () => Promise<T>): Promise<T> {
-  return work().catch((err: unknown) => {
-    if (err instanceof TooManyAttempts) res.setHeader('Retry-After', String(err.retryAfterSec));
-    throw err;
+/** The auth feature's routes: /auth/*, /oauth2/* and /.well-known/*, dispatched by prefix from one layer, so
+ * the FHIR requests behind them do not walk their patterns. */
+export const authRoutes: FeatureRoutes = (r, _base, _api, jsonParser) => {
+  const auth = authRouter(jsonParser);
+  const oauth = oauthRouter();
+  r.use((req, res, next) => {
+    const p = req.path;
+    if (p.startsWith('/auth/')) auth(req, res, next);
+    else if (p.startsWith('/oauth2/') || p.startsWith('/.well-known/')) oauth(req, res, next);
+    else next();
   });
-}
+};

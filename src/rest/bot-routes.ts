@@ -3,13 +3,13 @@
 import express, { type IRouter, type Request, type RequestHandler, type Response } from 'express';
 import { graphql } from '../generated/gql/index.js';
 import { badRequest } from '../core/errors.js';
-import type { Services } from '../services.js';
-import { runOperation } from './operation.js';
+import { HL7_V2, mediaType } from '../core/media-type.js';
+import { runOperation } from '../graphql/executor.js';
+import type { HttpApi } from './api.js';
 import { contextFor } from './request.js';
 import { asyncHandler, requireAuth } from './middleware.js';
 import { operationOutcome, sendFhir } from './outcome.js';
-import { declareOperation } from './capability.js';
-import { HL7_V2, mediaType } from '../bots/input.js';
+import type { DeclaredOperation } from './api.js';
 import { fhirBaseUrl } from '../config.js';
 
 const ExecuteDoc = graphql(`
@@ -59,8 +59,11 @@ const DeployDoc = graphql(`
   }
 `);
 
-declareOperation({ resourceType: 'Bot', name: 'execute', documentation: 'Runs a bot (docs/bots.md)' });
-declareOperation({ resourceType: 'Bot', name: 'deploy', documentation: 'Replaces and compiles bot code' });
+/** The bot operations, for the CapabilityStatement. */
+export const BOT_OPERATIONS: readonly DeclaredOperation[] = [
+  { resourceType: 'Bot', name: 'execute', documentation: 'Runs a bot (docs/bots.md)' },
+  { resourceType: 'Bot', name: 'deploy', documentation: 'Replaces and compiles bot code' },
+];
 
 function single(v: unknown, name: string): string | undefined {
   if (v === undefined) return undefined;
@@ -99,13 +102,13 @@ function executeVars(req: Request, id: string | undefined) {
 }
 
 /** Registers the bot routes under the FHIR base (before the generic FHIR routes). */
-export function botRoutes(r: IRouter, base: string, services: Services, jsonParser: RequestHandler): void {
-  const anyRaw = express.raw({ type: () => true, limit: services.config.bodyLimit });
+export function botRoutes(r: IRouter, base: string, api: HttpApi, jsonParser: RequestHandler): void {
+  const anyRaw = express.raw({ type: () => true, limit: api.config.bodyLimit });
   // HL7 v2 messages have their own, smaller limit (413 naming it): the bot's isolate parses the whole message.
-  const hl7Raw = express.raw({ type: () => true, limit: services.config.botHl7MaxBytes });
+  const hl7Raw = express.raw({ type: () => true, limit: api.config.botHl7MaxBytes });
   const raw: RequestHandler = (req, res, next) => {
     if (mediaType(req.get('content-type')) !== HL7_V2) return anyRaw(req, res, next);
-    const max = services.config.botHl7MaxBytes;
+    const max = api.config.botHl7MaxBytes;
     // A declared length over the limit is answered before reading a byte (the body parser would first read it
     // all); the rest of the body is discarded as it arrives (closing the socket mid-upload makes clients drop the
     // answer).
@@ -132,7 +135,7 @@ export function botRoutes(r: IRouter, base: string, services: Services, jsonPars
     if (wantsAsync(req)) {
       const data = await runOperation(ExecuteAsyncDoc, vars, ctx);
       const jobId = data.executeBotAsync.id;
-      res.setHeader('Content-Location', `${fhirBaseUrl(req.services.config)}/job/${jobId}`);
+      res.setHeader('Content-Location', `${fhirBaseUrl(req.api.config)}/job/${jobId}`);
       sendFhir(res, 202, operationOutcome('information', 'informational', `Accepted: job ${jobId}`));
       return;
     }

@@ -1,26 +1,11 @@
-// GET [base]/metadata: the CapabilityStatement, built from what is registered.
-import type { Services } from '../services.js';
+// GET [base]/metadata: the CapabilityStatement, built from what the features registered.
+import type { HttpApi } from './api.js';
 import { fhirBaseUrl } from '../config.js';
 
-/** Operations features declare for the CapabilityStatement. */
-export interface DeclaredOperation {
-  resourceType?: string;
-  name: string;
-  definition?: string;
-  documentation?: string;
-}
-
-const declared: DeclaredOperation[] = [];
-
-/** Adds an operation to the CapabilityStatement (called by features at module load). */
-export function declareOperation(op: DeclaredOperation): void {
-  if (!declared.some((d) => d.name === op.name && d.resourceType === op.resourceType)) declared.push(op);
-}
-
 /** The server's CapabilityStatement. */
-export function capabilityStatement(services: Services) {
+export function capabilityStatement(api: HttpApi) {
   const ops = (type?: string) =>
-    declared
+    api.operations
       .filter((d) => d.resourceType === type)
       .map((d) => ({
         name: d.name,
@@ -35,7 +20,7 @@ export function capabilityStatement(services: Services) {
     software: { name: 'fhir-sessions-terminology-bots', version: '0.1.0' },
     implementation: {
       description: 'FHIR R4 server: sessions, terminology and bots',
-      url: fhirBaseUrl(services.config),
+      url: fhirBaseUrl(api.config),
     },
     fhirVersion: '4.0.1',
     format: ['application/fhir+json', 'json'],
@@ -53,7 +38,7 @@ export function capabilityStatement(services: Services) {
           ],
           description: 'OAuth2 Bearer tokens from /oauth2/token',
         },
-        resource: services.fhir.types().map((type) => ({
+        resource: api.resourceTypes().map((type) => ({
           type,
           interaction: ['create', 'read', 'update', 'delete', 'search-type'].map((code) => ({ code })),
           searchParam: [

@@ -3,9 +3,9 @@
 import type { IRouter, RequestHandler } from 'express';
 import { graphql } from '../generated/gql/index.js';
 import { badRequest } from '../core/errors.js';
-import { isFhirId } from '../fhir/registry.js';
-import type { FhirResource } from '../fhir/types.js';
-import { runOperation } from './operation.js';
+import { isFhirId, type FhirResource } from '../core/fhir.js';
+import { runOperation } from '../graphql/executor.js';
+import type { HttpApi } from './api.js';
 import { contextFor } from './request.js';
 import { asyncHandler, requireAuth } from './middleware.js';
 import { operationOutcome, sendFhir } from './outcome.js';
@@ -92,9 +92,10 @@ function withHeaders(res: Parameters<RequestHandler>[1], resource: FhirResource)
     res.setHeader('Last-Modified', new Date(resource.meta.lastUpdated).toUTCString());
 }
 
-/** Registers the generic FHIR routes under the FHIR base. */
-export function fhirRoutes(r: IRouter, base: string, jsonParser: RequestHandler): void {
-  r.get(`${base}/metadata`, (req, res) => sendFhir(res, 200, capabilityStatement(req.services)));
+/** Registers the generic FHIR routes under the FHIR base (after every feature's operations: `/:type` matches
+ * them too). */
+export function fhirRoutes(r: IRouter, base: string, _api: HttpApi, jsonParser: RequestHandler): void {
+  r.get(`${base}/metadata`, (req, res) => sendFhir(res, 200, capabilityStatement(req.api)));
 
   r.get(
     `${base}/:type`,
@@ -135,7 +136,7 @@ export function fhirRoutes(r: IRouter, base: string, jsonParser: RequestHandler)
       );
       const created = data.createResource as FhirResource;
       withHeaders(res, created);
-      res.setHeader('Location', `${fhirBaseUrl(req.services.config)}/${created.resourceType}/${created.id}`);
+      res.setHeader('Location', `${fhirBaseUrl(req.api.config)}/${created.resourceType}/${created.id}`);
       sendFhir(res, 201, created);
     }),
   );

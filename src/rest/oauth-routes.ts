@@ -1,12 +1,11 @@
 // /oauth2/*: token (RFC 6749 + PKCE RFC 7636), logout, revoke (RFC 7009), introspect (RFC 7662); OAuth2 error JSON.
-import express, { Router, type Request, type Response } from 'express';
+import express, { Router, type Request } from 'express';
 import { graphql } from '../generated/gql/index.js';
-import { OAuthError } from '../auth/oauth-error.js';
-import { parseBasic } from '../auth/basic-auth.js';
-import { runOperation } from './operation.js';
+import { OAuthError } from '../core/oauth-error.js';
+import { parseBasic } from '../core/basic-auth.js';
+import { runOperation } from '../graphql/executor.js';
 import { contextFor } from './request.js';
 import { asyncHandler, requireAuth } from './middleware.js';
-import { TooManyAttempts } from '../auth/throttle.js';
 import { operationOutcome, sendFhir } from './outcome.js';
 
 const TokenDoc = graphql(`
@@ -92,20 +91,18 @@ export function oauthRouter(): Router {
       const body = formBody(req);
       if (!body.grant_type) throw new OAuthError('invalid_request', 'grant_type is required');
       const { clientId, clientSecret } = clientCredentials(req, body);
-      const data = await withRetryAfter(res, () =>
-        runOperation(
-          TokenDoc,
-          {
-            grantType: body.grant_type,
-            code: body.code,
-            codeVerifier: body.code_verifier,
-            clientId,
-            clientSecret,
-            refreshToken: body.refresh_token,
-            scope: body.scope,
-          },
-          contextFor(req),
-        ),
+      const data = await runOperation(
+        TokenDoc,
+        {
+          grantType: body.grant_type,
+          code: body.code,
+          codeVerifier: body.code_verifier,
+          clientId,
+          clientSecret,
+          refreshToken: body.refresh_token,
+          scope: body.scope,
+        },
+        contextFor(req),
       );
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('Pragma', 'no-cache');
@@ -125,9 +122,7 @@ export function oauthRouter(): Router {
     form,
     asyncHandler(async (req, res) => {
       const body = formBody(req);
-      const data = await withRetryAfter(res, () =>
-        runOperation(IntrospectDoc, { token: body.token ?? '' }, contextFor(req)),
-      );
+      const data = await runOperation(IntrospectDoc, { token: body.token ?? '' }, contextFor(req));
       res.setHeader('Cache-Control', 'no-store');
       res.json(data.introspect);
     }),
@@ -144,10 +139,10 @@ export function oauthRouter(): Router {
   );
 
   r.get('/.well-known/jwks.json', (req, res) => {
-    res.json({ keys: [req.services.auth.keys.publicJwk] });
+    res.json({ keys: [req.api.publicJwk] });
   });
   r.get('/.well-known/openid-configuration', (req, res) => {
-    const base = req.services.config.baseUrl;
+    const base = req.api.config.baseUrl;
     res.json({
       issuer: base,
       token_endpoint: `${base}oauth2/token`,
@@ -157,18 +152,10 @@ export function oauthRouter(): Router {
       userinfo_endpoint: `${base}auth/me`,
       jwks_uri: `${base}.well-known/jwks.json`,
       grant_types_supported: ['authorization_code', 'client_credentials', 'refresh_token'],
-      code_challenge_methods_supported: req.services.config.pkceAllowPlain ? ['S256', 'plain'] : ['S256'],
+      code_challenge_methods_supported: req.api.config.pkceAllowPlain ? ['S256', 'plain'] : ['S256'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       scopes_supported: ['openid', 'offline_access'],
     });
   });
   return r;
-}
-
-/** A throttled check's answer carries Retry-After (RFC 6585 4) before the error is rendered. */
-function withRetryAfter<T>(res: Response, work: () => Promise<T>): Promise<T> {
-  return work().catch((err: unknown) => {
-    if (err instanceof TooManyAttempts) res.setHeader('Retry-After', String(err.retryAfterSec));
-    throw err;
-  });
 }

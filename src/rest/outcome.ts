@@ -22,6 +22,8 @@ export function sendFhir(res: Response, status: number, body: unknown): void {
 export function sendError(req: Request, res: Response, err: unknown): void {
   const oauth = req.path.startsWith('/oauth2/');
   if (err instanceof ApiError) {
+    // e.g. Retry-After on a 429 (RFC 6585 4).
+    if (err.headers) for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
     if (err.status === 401) res.setHeader('WWW-Authenticate', wwwAuthenticate(err.message));
     if (oauth) {
       const code = err.oauthError ?? (err.status === 401 ? 'invalid_token' : 'invalid_request');
@@ -42,7 +44,7 @@ export function sendError(req: Request, res: Response, err: unknown): void {
     sendFhir(res, status, operationOutcome('error', status === 413 ? 'too-costly' : 'invalid', message));
     return;
   }
-  req.services?.logger.error({ reqId: req.id, err }, 'internal error');
+  req.api?.logger.error({ reqId: req.id, err }, 'internal error');
   if (oauth) {
     res.status(500).json({ error: 'server_error', error_description: 'Internal server error' });
     return;

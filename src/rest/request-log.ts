@@ -4,7 +4,7 @@
 // status and duration are logged; never headers or bodies.
 import crypto from 'node:crypto';
 import type { Request, Response } from 'express';
-import type { Services } from '../services.js';
+import type { HttpApi } from './api.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express request augmentation is declared this way
@@ -18,12 +18,12 @@ declare global {
 
 const GIVEN_ID = /^[\w.-]{1,128}$/;
 
-/** Returns the per-request start: attaches the services and the request id, and logs the request when its
+/** Returns the per-request start: attaches the application and the request id, and logs the request when its
  * response is finished. Called by the front middleware (not a middleware itself: one layer less per request). */
-export function requestLogger(services: Services): (req: Request, res: Response) => void {
-  const logger = services.logger;
+export function requestLogger(api: HttpApi): (req: Request, res: Response) => void {
+  const logger = api.logger;
   return (req, res) => {
-    req.services = services;
+    req.api = api;
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && GIVEN_ID.test(given) ? given : crypto.randomUUID();
     req.id = id;

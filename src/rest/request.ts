@@ -1,7 +1,8 @@
 // What the REST layer attaches to each Express request, and the GraphQL context built from it.
 import type { Request } from 'express';
-import { createContext, type GraphQLContext, type Principal, type RequestInfo } from '../graphql/context.js';
-import type { Services } from '../services.js';
+import type { Principal, RequestFacts } from '../core/caller.js';
+import type { GraphQLContext } from '../graphql/context.js';
+import type { HttpApi } from './api.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express request augmentation is declared this way
@@ -11,21 +12,21 @@ declare global {
       principal?: Principal | null;
       /** The bearer token that authenticated this request. */
       token?: string;
-      /** The server's services (set once per request). */
-      services: Services;
+      /** The application, as the HTTP layer sees it (set once per request). */
+      api: HttpApi;
     }
   }
 }
 
 /** The GraphQL context for a request (REST handlers and the /graphql endpoint alike). */
 export function contextFor(req: Request): GraphQLContext {
-  return createContext(req.services, req.principal ?? null, requestInfo(req));
+  return req.api.context(req.principal ?? null, new ExpressRequestFacts(req));
 }
 
 /** Request facts for the context. Address and User-Agent are read on first use: only sign-in needs them, and
  * Express's req.ip parses forwarding headers on every call. A class: an object literal with getters is built
  * the slow way by V8, on every request. */
-class ExpressRequestInfo implements RequestInfo {
+class ExpressRequestFacts implements RequestFacts {
   readonly requestId: string;
   readonly headers: Request['headers'];
   readonly token: string | undefined;
@@ -40,8 +41,4 @@ class ExpressRequestInfo implements RequestInfo {
   get userAgent(): string | undefined {
     return this.req.get('user-agent');
   }
-}
-
-function requestInfo(req: Request): RequestInfo {
-  return new ExpressRequestInfo(req);
 }

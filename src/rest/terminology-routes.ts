@@ -3,12 +3,11 @@
 import type { IRouter, Request, RequestHandler } from 'express';
 import { graphql } from '../generated/gql/index.js';
 import { badRequest } from '../core/errors.js';
-import type { Services } from '../services.js';
-import { runOperation } from './operation.js';
+import type { HttpApi } from './api.js';
+import { runOperation } from '../graphql/executor.js';
 import { contextFor } from './request.js';
 import { asyncHandler, requireAuth } from './middleware.js';
 import { sendFhir } from './outcome.js';
-import { declareOperation } from './capability.js';
 
 const ExpandDoc = graphql(`
   query RestExpand(
@@ -59,8 +58,6 @@ export const FILTER_RULE =
   'exactly. Ranking: exact code first, then displays starting with the whole filter, then the rest in the ' +
   "expansion's order. offset/count page the ranked list; count=0 returns only total. Unpaged expansions larger " +
   'than EXPAND_MAX_UNPAGED entries answer 422 too-costly.';
-
-declareOperation({ resourceType: 'ValueSet', name: 'expand', documentation: FILTER_RULE });
 
 type Kind = 'string' | 'int' | 'bool' | 'list';
 const PARAMS: Record<string, { key: string; kind: Kind }> = {
@@ -221,7 +218,7 @@ export function preferredLanguage(header: string | undefined): string | undefine
 export const terminologyRoutes = (
   r: IRouter,
   base: string,
-  _services: Services,
+  _api: HttpApi,
   jsonParser: RequestHandler,
 ): void => {
   const handle = (post: boolean): RequestHandler =>

@@ -1,6 +1,6 @@
 // GraphQL: the expandValueSet query ($expand). Returns the expanded ValueSet as JSON.
 import { builder } from '../graphql/builder.js';
-import { requirePrincipal } from '../graphql/context.js';
+import { requireCaller } from '../graphql/context.js';
 import { badRequest } from '../core/errors.js';
 import type { ExpandRequest } from './engine/types.js';
 
@@ -47,7 +47,7 @@ builder.queryField('expandValueSet', (t) =>
       }),
     },
     resolve: (_r, a, ctx) => {
-      const p = requirePrincipal(ctx);
+      const p = requireCaller(ctx);
       const req: ExpandRequest = {};
       if (a.filter !== null && a.filter !== undefined) req.filter = a.filter;
       const offset = nonNegative(a.offset, 'offset');

@@ -1,14 +1,13 @@
 // FHIR CRUD and search for CodeSystem and ValueSet, scoped to the caller's project; shared core rows
 // (projectId NULL) are readable and searchable by every project and writable by none.
-import type { GraphQLContext } from '../graphql/context.js';
-import { requirePrincipal } from '../graphql/context.js';
+import type { Caller } from '../core/caller.js';
 import { notFound } from '../core/errors.js';
 import {
   parseIdentifierToken,
   type FhirResource,
   type ResourceStore,
   type SearchParams,
-} from '../fhir/types.js';
+} from '../core/fhir.js';
 import type { CodeSystemResource } from './engine/types.js';
 import {
   assertWritable,
@@ -55,19 +54,17 @@ export class TerminologyStore implements ResourceStore {
     return r?.lastUpdated ?? new Date().toISOString();
   }
 
-  async create(ctx: GraphQLContext, resource: FhirResource): Promise<FhirResource> {
-    const p = requirePrincipal(ctx);
+  async create(caller: Caller, resource: FhirResource): Promise<FhirResource> {
     this.validate(resource);
     const saved = await this.terminology.db.transaction((sql) =>
-      saveResource(sql, this.type, resource, { projectId: p.projectId }),
+      saveResource(sql, this.type, resource, { projectId: caller.projectId }),
     );
     await this.terminology.changed(this.type, saved.id);
     return this.written(resource, saved.id, saved.versionId, await this.lastUpdated(saved.id));
   }
 
-  async read(ctx: GraphQLContext, id: string): Promise<FhirResource> {
-    const p = requirePrincipal(ctx);
-    const row = await selectVisible(this.terminology.db.sql, this.type, id, p.projectId);
+  async read(caller: Caller, id: string): Promise<FhirResource> {
+    const row = await selectVisible(this.terminology.db.sql, this.type, id, caller.projectId);
     if (!row) throw notFound(`${this.type}/${id} not found`);
     return this.full(this.terminology.db.sql, row);
   }
@@ -81,34 +78,28 @@ export class TerminologyStore implements ResourceStore {
     return resource;
   }
 
-  async update(ctx: GraphQLContext, id: string, resource: FhirResource): Promise<FhirResource> {
-    const p = requirePrincipal(ctx);
+  async update(caller: Caller, id: string, resource: FhirResource): Promise<FhirResource> {
     this.validate(resource);
     const db = this.terminology.db;
     const saved = await db.transaction(async (sql) => {
-      assertWritable(this.type, id, await selectVisible(sql, this.type, id, p.projectId));
-      return saveResource(sql, this.type, resource, { projectId: p.projectId, id });
+      assertWritable(this.type, id, await selectVisible(sql, this.type, id, caller.projectId));
+      return saveResource(sql, this.type, resource, { projectId: caller.projectId, id });
     });
     await this.terminology.changed(this.type, saved.id);
     return this.written(resource, saved.id, saved.versionId, await this.lastUpdated(saved.id));
   }
 
-  async delete(ctx: GraphQLContext, id: string): Promise<void> {
-    const p = requirePrincipal(ctx);
+  async delete(caller: Caller, id: string): Promise<void> {
     await this.terminology.db.transaction(async (sql) => {
-      assertWritable(this.type, id, await selectVisible(sql, this.type, id, p.projectId));
+      assertWritable(this.type, id, await selectVisible(sql, this.type, id, caller.projectId));
       await deleteResource(sql, this.type, id);
     });
     await this.terminology.changed(this.type, id);
   }
 
-  async search(
-    ctx: GraphQLContext,
-    params: SearchParams,
-  ): Promise<{ resources: FhirResource[]; total: number }> {
-    const p = requirePrincipal(ctx);
+  async search(caller: Caller, params: SearchParams): Promise<{ resources: FhirResource[]; total: number }> {
     const where = [`("projectId" = $1::uuid OR "projectId" IS NULL)`];
-    const args: unknown[] = [p.projectId];
+    const args: unknown[] = [caller.projectId];
     if (params.url !== undefined) {
       args.push(params.url);
       where.push(`url = $${args.length}`);

@@ -1,5 +1,5 @@
 // FHIR resource shapes shared by the features, and the store each resource type implements.
-import type { GraphQLContext } from '../graphql/context.js';
+import type { Caller } from './caller.js';
 
 export interface FhirResource {
   resourceType: string;
@@ -28,11 +28,11 @@ export interface SearchParams {
 
 /** Create/read/update/delete/search of one resource type, scoped to the caller's project. */
 export interface ResourceStore {
-  create(ctx: GraphQLContext, resource: FhirResource): Promise<FhirResource>;
-  read(ctx: GraphQLContext, id: string): Promise<FhirResource>;
-  update(ctx: GraphQLContext, id: string, resource: FhirResource): Promise<FhirResource>;
-  delete(ctx: GraphQLContext, id: string): Promise<void>;
-  search(ctx: GraphQLContext, params: SearchParams): Promise<{ resources: FhirResource[]; total: number }>;
+  create(caller: Caller, resource: FhirResource): Promise<FhirResource>;
+  read(caller: Caller, id: string): Promise<FhirResource>;
+  update(caller: Caller, id: string, resource: FhirResource): Promise<FhirResource>;
+  delete(caller: Caller, id: string): Promise<void>;
+  search(caller: Caller, params: SearchParams): Promise<{ resources: FhirResource[]; total: number }>;
 }
 
 /** Splits an identifier search value into system and value (FHIR token syntax). */
@@ -42,4 +42,11 @@ export function parseIdentifierToken(token: string): { system?: string; value?: 
   const system = token.slice(0, bar);
   const value = token.slice(bar + 1);
   return { system, value: value || undefined };
+}
+
+const ID_RE = /^[A-Za-z0-9\-.]{1,64}$/;
+
+/** True for a syntactically valid FHIR id. */
+export function isFhirId(id: string): boolean {
+  return ID_RE.test(id);
 }

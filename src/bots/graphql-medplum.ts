@@ -1,35 +1,30 @@
-// The `medplum` argument of a bot, host side: each method runs an internal GraphQL operation with the calling
-// principal's context, so a bot can do exactly what its caller can do in the bot's project, nothing more.
+// The host side of a bot's execution, built by the GraphQL side for the caller's context: the `medplum` argument,
+// each method an internal GraphQL operation run as the caller (ctx.run), so a bot can do exactly what its caller
+// can do in the bot's project, nothing more; and the execution budget of the incoming request.
 import { getNamedType, isScalarType, parse, print, type GraphQLArgument, type GraphQLSchema } from 'graphql';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { createContext, type GraphQLContext } from '../graphql/context.js';
+import type { GraphQLContext } from '../graphql/context.js';
+import type { RequestFacts } from '../core/caller.js';
 import { ApiError } from '../core/errors.js';
-import type { BotResult } from './types.js';
+import type { BotResult, ExecutionHost } from './types.js';
 
 /** Nested medplum.executeBot calls allowed from one request (a bot calling a bot calling a bot ...). */
 export const MAX_BOT_DEPTH = 5;
 
-const depths = new WeakMap<GraphQLContext, number>();
+/** Bot executions caused so far by each incoming request: every context run for a request (ctx.run) shares its
+ * request facts, so bots calling bots count against their root request. */
+const executions = new WeakMap<RequestFacts, number>();
 
-/** Bot executions caused so far by one incoming request (shared by every context derived from it). */
-interface RequestBudget {
-  executions: number;
-}
-const budgets = new WeakMap<GraphQLContext, RequestBudget>();
-
-/** The execution counter of the incoming request ctx belongs to (bots calling bots share their root's). */
-export function requestBudget(ctx: GraphQLContext): RequestBudget {
-  let b = budgets.get(ctx);
-  if (!b) {
-    b = { executions: 0 };
-    budgets.set(ctx, b);
-  }
-  return b;
-}
-
-/** How deep in bot-calls-bot this context is (0 for a request from outside). */
-export function botDepth(ctx: GraphQLContext): number {
-  return depths.get(ctx) ?? 0;
+/** The host of an execution run in ctx: its `medplum` functions and the request's execution counter. */
+export function executionHost(ctx: GraphQLContext): ExecutionHost {
+  return {
+    medplum: medplumFunctions(ctx),
+    countExecution: () => {
+      const n = (executions.get(ctx.request) ?? 0) + 1;
+      executions.set(ctx.request, n);
+      return n;
+    },
+  };
 }
 
 function doc<TData, TVars>(text: string): TypedDocumentNode<TData, TVars> {
@@ -108,19 +103,9 @@ function resultValue(r: BotResult): unknown {
   return r.body;
 }
 
-/** The medplum host functions for one execution, bound to the caller (ctx). */
-export function medplumFunctions(
-  ctx: GraphQLContext,
-): Record<string, (...args: unknown[]) => Promise<unknown>> {
-  const depth = botDepth(ctx);
-  const budget = requestBudget(ctx);
-  // A fresh context per call: per-request dataloaders must not outlive one operation.
-  const sub = (): GraphQLContext => {
-    const c = createContext(ctx.services, ctx.principal, ctx.request);
-    depths.set(c, depth);
-    budgets.set(c, budget);
-    return c;
-  };
+/** The medplum host functions for one execution, bound to the caller (ctx). Each call runs in a context of its
+ * own (ctx.run): per-operation dataloaders must not outlive one operation. */
+function medplumFunctions(ctx: GraphQLContext): ExecutionHost['medplum'] {
   const searchQuery = (resourceType: unknown, query: unknown) => {
     const q = query && typeof query === 'object' ? (query as Record<string, unknown>) : {};
     const s = (k: string) => (q[k] === undefined ? undefined : String(q[k]));
@@ -136,16 +121,11 @@ export function medplumFunctions(
     };
   };
   const search = async (resourceType: unknown, query: unknown) =>
-    (await ctx.services.operations.run(SearchDoc, searchQuery(resourceType, query), sub())).searchResources;
+    (await ctx.run(SearchDoc, searchQuery(resourceType, query))).searchResources;
   return {
     readResource: async (resourceType, id) =>
-      (
-        await ctx.services.operations.run(
-          ReadDoc,
-          { resourceType: str(resourceType, 'resourceType'), id: str(id, 'id') },
-          sub(),
-        )
-      ).readResource,
+      (await ctx.run(ReadDoc, { resourceType: str(resourceType, 'resourceType'), id: str(id, 'id') }))
+        .readResource,
     search,
     searchResources: async (resourceType, query) => {
       const bundle = (await search(resourceType, query)) as { entry?: Array<{ resource: unknown }> };
@@ -159,41 +139,30 @@ export function medplumFunctions(
     },
     createResource: async (resource) => {
       const r = obj(resource, 'resource');
-      return (
-        await ctx.services.operations.run(
-          CreateDoc,
-          { resourceType: str(r.resourceType, 'resourceType'), resource: r },
-          sub(),
-        )
-      ).createResource;
+      return (await ctx.run(CreateDoc, { resourceType: str(r.resourceType, 'resourceType'), resource: r }))
+        .createResource;
     },
     updateResource: async (resource) => {
       const r = obj(resource, 'resource');
       return (
-        await ctx.services.operations.run(
-          UpdateDoc,
-          { resourceType: str(r.resourceType, 'resourceType'), id: str(r.id, 'resource.id'), resource: r },
-          sub(),
-        )
+        await ctx.run(UpdateDoc, {
+          resourceType: str(r.resourceType, 'resourceType'),
+          id: str(r.id, 'resource.id'),
+          resource: r,
+        })
       ).updateResource;
     },
     deleteResource: async (resourceType, id) => {
-      await ctx.services.operations.run(
-        DeleteDoc,
-        { resourceType: str(resourceType, 'resourceType'), id: str(id, 'id') },
-        sub(),
-      );
+      await ctx.run(DeleteDoc, { resourceType: str(resourceType, 'resourceType'), id: str(id, 'id') });
       return undefined;
     },
     executeBot: async (idOrIdentifier, input, contentType) => {
-      if (depth + 1 > MAX_BOT_DEPTH)
+      if (ctx.depth + 1 > MAX_BOT_DEPTH)
         throw new ApiError(
           400,
           'too-costly',
           `Bots may call bots at most ${MAX_BOT_DEPTH} levels deep (medplum.executeBot)`,
         );
-      const c = sub();
-      depths.set(c, depth + 1);
       let id: string | undefined;
       let identifier: string | undefined;
       if (typeof idOrIdentifier === 'string') id = idOrIdentifier;
@@ -205,9 +174,8 @@ export function medplumFunctions(
       }
       const type = typeof contentType === 'string' && contentType ? contentType : 'application/json';
       const body = typeof input === 'string' ? input : JSON.stringify(input ?? null);
-      const r = (
-        await ctx.services.operations.run(ExecuteDoc, { id, identifier, contentType: type, body }, c)
-      ).executeBot;
+      const r = (await ctx.run(ExecuteDoc, { id, identifier, contentType: type, body }, { nested: true }))
+        .executeBot;
       if (r.status >= 400) {
         const value = resultValue(r) as { issue?: Array<{ details?: { text?: string } }> };
         throw new Error(value?.issue?.[0]?.details?.text ?? `Bot answered ${r.status}`);
@@ -220,7 +188,7 @@ export function medplumFunctions(
       const p = params && typeof params === 'object' ? (params as Record<string, unknown>) : {};
       const vars: Vars = {};
       for (const a of expandArgs) if (p[a.name] !== undefined) vars[a.name] = p[a.name];
-      return (await ctx.services.operations.run(d, vars, sub())).expandValueSet;
+      return (await ctx.run(d, vars)).expandValueSet;
     },
   };
 }

@@ -1,5 +1,5 @@
 // OAuth2 errors (RFC 6749 section 5.2): the REST layer answers {error, error_description} with the status.
-import { ApiError, type IssueCode } from '../core/errors.js';
+import { ApiError, type IssueCode } from './errors.js';
 
 export type OAuthErrorCode =
   | 'invalid_request'

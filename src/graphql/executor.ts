@@ -1,12 +1,12 @@
-// Runs a GraphQL operation in-process for a REST handler. Each document is validated once and compiled once
-// with graphql-jit (the REST paths run the same few operations millions of times; the compiled form skips
-// graphql-js's per-request planning and variable coercion machinery), then executed per request with the
-// request's context. Errors come back as the ApiError the resolver threw (or a generic internal error).
+// Runs internal GraphQL operations in-process (REST handlers, bots' `medplum` calls) against the full schema. Each
+// document is validated once and compiled once with graphql-jit (the REST paths run the same few operations
+// millions of times; the compiled form skips graphql-js's per-request planning and variable coercion machinery),
+// then executed per request with the request's context. Errors come back as the ApiError the resolver threw (or a generic internal error).
 import { validate, GraphQLError, type DocumentNode, type ExecutionResult } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { schema } from '../graphql/schema.js';
-import type { GraphQLContext } from '../graphql/context.js';
+import { schema } from './schema.js';
+import type { Executor, GraphQLContext } from './context.js';
 import { ApiError } from '../core/errors.js';
 
 const compiled = new WeakMap<DocumentNode, CompiledQuery>();
@@ -44,3 +44,6 @@ function unwrap(err: GraphQLError): Error {
   if (!original) return new ApiError(400, 'invalid', err.message);
   return original;
 }
+
+/** The executor a server instance's contexts run internal operations with. */
+export const executor: Executor = { run: runOperation, schema };

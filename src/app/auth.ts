@@ -1,0 +1,24 @@
+// The auth feature: accounts, sign-in, tokens and sessions; /auth, /oauth2 and /.well-known. On an empty database
+// it first creates the first project, admin user and client application.
+import { bootstrap } from '../auth/bootstrap.js';
+import { loadSigningKeys } from '../auth/keys.js';
+import { AuthService } from '../auth/service.js';
+import { authRoutes } from '../rest/auth-routes.js';
+import type { Feature, FeatureDeps } from './feature.js';
+
+/** The auth feature, with its service. */
+export async function authFeature({
+  config,
+  db,
+  logger,
+}: FeatureDeps): Promise<Feature & { service: AuthService }> {
+  await bootstrap(db, config, logger);
+  const service = new AuthService(db, config, await loadSigningKeys(db, config.signingKeyPem), logger);
+  return {
+    name: 'auth',
+    service,
+    routes: authRoutes,
+    start: () => service.start(),
+    close: () => service.close(),
+  };
+}

@@ -1,0 +1,32 @@
+// A feature as the app assembles it: every feature is registered the same way, by what it hands over.
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import type { ResourceStore } from '../core/fhir.js';
+import type { Services } from '../graphql/context.js';
+import type { FeatureRoutes } from '../rest/app.js';
+import type { DeclaredOperation } from '../rest/api.js';
+
+/** What every feature is built from. */
+export interface FeatureDeps {
+  config: Readonly<Config>;
+  db: Database;
+  logger: Logger;
+  /** A folder for files the server keeps beside its data (none for an in-memory test server). */
+  dataDir?: string;
+}
+
+/** One feature of the server. Its GraphQL types are part of the one static schema (src/graphql/schema.ts). */
+export interface Feature {
+  readonly name: string;
+  /** The FHIR resource types it serves, with their stores. */
+  readonly stores?: Readonly<Record<string, ResourceStore>>;
+  /** The FHIR operations it declares in the CapabilityStatement. */
+  readonly operations?: readonly DeclaredOperation[];
+  /** Its HTTP routes (registered in the order of the features). */
+  readonly routes?: FeatureRoutes;
+  /** Called once everything is assembled, before the server listens (in the order of the features). */
+  start?(services: Services): Promise<void>;
+  /** Called at shutdown once requests have finished (in reverse order). */
+  close?(): Promise<void>;
+}

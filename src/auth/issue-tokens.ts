@@ -1,0 +1,59 @@
+// The token endpoint's answer for a Login: an access token (bounded by the session's expiry unless it may be
+// refreshed), and with offline_access a refresh token whose secret replaces the previous one.
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import { randomSecret, sha256 } from './passwords.js';
+import { hasOfflineAccess } from './scope.js';
+import type { TokenService } from './tokens.js';
+
+/** The token endpoint's successful answer (Medplum-compatible). */
+export interface TokenResponse {
+  token_type: 'Bearer';
+  access_token: string;
+  expires_in: number;
+  refresh_token?: string;
+  scope: string;
+  project: { reference: string };
+  profile: { reference: string; display?: string };
+}
+
+/** Tokens for a Login; the client they name is the Login's own (a real client of the project), never request text. */
+export async function issueTokens(
+  db: Database,
+  config: Config,
+  tokens: TokenService,
+  loginId: string,
+): Promise<TokenResponse> {
+  const login = await db.prisma.login.findUniqueOrThrow({ where: { id: loginId } });
+  const profile = login.userId ? `Practitioner/${login.userId}` : `ClientApplication/${login.clientId}`;
+  const offline = hasOfflineAccess(login.scope);
+  const accessLifetime = Math.max(
+    1,
+    Math.min(config.accessTokenLifetimeSec, Math.floor((login.expiresAt.getTime() - Date.now()) / 1000)),
+  );
+  const access = await tokens.signAccess(
+    {
+      sub: login.userId ?? login.clientId ?? login.id,
+      loginId: login.id,
+      clientId: login.clientId ?? undefined,
+      scope: login.scope,
+      profile,
+      project: login.projectId,
+    },
+    offline ? config.accessTokenLifetimeSec : accessLifetime,
+  );
+  const response: TokenResponse = {
+    token_type: 'Bearer',
+    access_token: access,
+    expires_in: offline ? config.accessTokenLifetimeSec : accessLifetime,
+    scope: login.scope,
+    project: { reference: `Project/${login.projectId}` },
+    profile: { reference: profile },
+  };
+  if (offline) {
+    const secret = randomSecret();
+    await db.prisma.login.update({ where: { id: login.id }, data: { refreshSecretHash: sha256(secret) } });
+    response.refresh_token = await tokens.signRefresh(login.id, secret, config.refreshTokenLifetimeSec);
+  }
+  return response;
+}

@@ -1,0 +1,62 @@
+// The auth parts of one server instance, built together because they share the session cache, the token signer
+// and the password hasher; started and closed together. Each part is its own file: request authentication,
+// password sign-in, the token grants, client authentication, session administration, token introspection and
+// revocation, accounts.
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import { Accounts } from './accounts.js';
+import { ClientAuthenticator } from './client-auth.js';
+import { TokenGrants } from './grants.js';
+import type { SigningKeys } from './keys.js';
+import { passwordHasher, type PasswordHasher } from './passwords.js';
+import { RequestAuthenticator } from './request-auth.js';
+import { SessionAdmin } from './session-admin.js';
+import { SessionCache } from './session-cache.js';
+import { PasswordSignIn } from './sign-in.js';
+import { TokenIntrospection } from './token-introspection.js';
+import { TokenService } from './tokens.js';
+
+/** Accounts, sign-in, tokens and sessions of one server instance. Nothing here knows HTTP. */
+export class AuthService {
+  readonly tokens: TokenService;
+  /** Login states, kept fresh across instances. */
+  readonly cache: SessionCache;
+  readonly passwords: PasswordHasher;
+  readonly requests: RequestAuthenticator;
+  readonly signIn: PasswordSignIn;
+  readonly clients: ClientAuthenticator;
+  readonly sessions: SessionAdmin;
+  readonly grants: TokenGrants;
+  readonly introspection: TokenIntrospection;
+  readonly accounts: Accounts;
+
+  constructor(
+    db: Database,
+    config: Config,
+    readonly keys: SigningKeys,
+    logger: Logger,
+  ) {
+    this.tokens = new TokenService(keys, () => config.baseUrl);
+    this.cache = new SessionCache(db, logger);
+    this.passwords = passwordHasher(config);
+    this.requests = new RequestAuthenticator(db, this.tokens, this.cache, logger);
+    this.signIn = new PasswordSignIn(db, config, this.passwords);
+    this.clients = new ClientAuthenticator(db, config);
+    this.sessions = new SessionAdmin(db, this.cache);
+    this.grants = new TokenGrants(db, config, this.tokens, this.cache, this.sessions, this.clients);
+    this.introspection = new TokenIntrospection(db, this.tokens, this.cache, this.sessions);
+    this.accounts = new Accounts(db, config, this.passwords);
+  }
+
+  /** Subscribes the session cache to its channels. */
+  async start(): Promise<void> {
+    await this.cache.start();
+  }
+
+  /** Leaves the peers, then writes the pending lastUsed times. */
+  async close(): Promise<void> {
+    await this.cache.stop();
+    await this.requests.close();
+  }
+}

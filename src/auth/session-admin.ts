@@ -1,0 +1,70 @@
+// Session administration: ending a session (on every instance), which sessions a caller may end, and the list of a
+// caller's active sessions.
+import type { Database } from '../db/database.js';
+import type { Caller } from '../core/caller.js';
+import { badRequest, notFound } from '../core/errors.js';
+import type { SessionCache } from './session-cache.js';
+import { isUuid } from './uuid.js';
+
+/** An active session as listed by /auth/me. */
+export type SessionRow = {
+  id: string;
+  userAgent: string | null;
+  remoteAddress: string | null;
+  authMethod: string;
+  createdAt: Date;
+  lastUsed: Date | null;
+};
+
+/** Ends and lists sessions (Logins). */
+export class SessionAdmin {
+  constructor(
+    private readonly db: Database,
+    private readonly cache: SessionCache,
+  ) {}
+
+  /** Revokes a Login (idempotent); every instance refuses its tokens from the next request on. */
+  async revoke(loginId: string, revokedBy: string, reason: string): Promise<void> {
+    await this.db.sql(
+      `UPDATE "Login" SET "revokedAt" = now(), "revokedBy" = $2, "revokedReason" = $3 WHERE id = $1 AND "revokedAt" IS NULL`,
+      [loginId, revokedBy, reason],
+    );
+    this.cache.markRevoked(loginId);
+    await this.cache.announce(loginId);
+  }
+
+  /** The Login row a caller may act on: their own user's, or (for a project admin) a member's of that project. */
+  async findRevocable(caller: Caller, loginId: unknown): Promise<string> {
+    if (typeof loginId !== 'string' || !loginId) throw badRequest('loginId is required', ['loginId']);
+    if (!isUuid(loginId)) throw badRequest('loginId is not a valid login id', ['loginId']);
+    const login = await this.db.prisma.login.findUnique({ where: { id: loginId } });
+    if (!login) throw notFound('Login not found');
+    // A client application's own sessions are its client_credentials logins, not users' logins made through it.
+    const own = caller.userId
+      ? login.userId === caller.userId
+      : login.userId === null && login.clientId === caller.clientId;
+    const asAdmin = caller.admin && login.projectId === caller.projectId;
+    // Never reveal that another user's session exists.
+    if (!own && !asAdmin) throw notFound('Login not found');
+    return login.id;
+  }
+
+  /** The active sessions (not revoked, not expired, tokens issued) of the caller's user or client. */
+  async active(caller: Caller): Promise<SessionRow[]> {
+    // Raw SQL: this runs on every /auth/me.
+    const owner = caller.userId ? `"userId" = $1` : `"clientId" = $1 AND "userId" IS NULL`;
+    return this.db.sql<SessionRow>(
+      `SELECT id, "userAgent", "remoteAddress", "authMethod", "createdAt", "lastUsed" FROM "Login"
+        WHERE ${owner} AND "revokedAt" IS NULL AND granted AND "expiresAt" > now()
+        ORDER BY "createdAt" DESC`,
+      [caller.userId ?? caller.clientId],
+    );
+  }
+
+  /** Ends every session of the caller's user but the current one; returns how many. */
+  async revokeOthers(caller: Caller): Promise<number> {
+    const others = (await this.active(caller)).filter((l) => l.id !== caller.loginId);
+    await Promise.all(others.map((l) => this.revoke(l.id, caller.loginId, 'revokeOtherSessions')));
+    return others.length;
+  }
+}

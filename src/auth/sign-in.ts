@@ -1,0 +1,105 @@
+// Password sign-in (POST /auth/login): checks the password, throttled, and creates a Login holding a one-time
+// authorization code bound to a PKCE challenge (and to a client, when one is named). Tokens come later, from the
+// authorization_code grant (grants.ts).
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import { ApiError, badRequest } from '../core/errors.js';
+import { checkChallenge } from './pkce.js';
+import { randomSecret, sha256, type PasswordHasher } from './passwords.js';
+import { normalizeScope, sessionLifetimeMs } from './scope.js';
+import { CheckThrottle } from './throttle.js';
+import { isUuid } from './uuid.js';
+
+/** Where a sign-in came from. */
+export interface ClientInfo {
+  userAgent?: string;
+  remoteAddress?: string;
+}
+
+export interface LoginInput {
+  email: string;
+  password: string;
+  scope?: string;
+  codeChallenge?: string;
+  codeChallengeMethod?: string;
+  projectId?: string;
+  clientId?: string;
+}
+
+/** Password sign-in. */
+export class PasswordSignIn {
+  private throttle: CheckThrottle;
+
+  constructor(
+    private readonly db: Database,
+    private readonly config: Config,
+    private readonly passwords: PasswordHasher,
+  ) {
+    this.throttle = new CheckThrottle('sign-in', config.loginThrottle);
+  }
+
+  /** Checks the password and creates a Login with a one-time authorization code. */
+  async login(input: LoginInput, client: ClientInfo): Promise<{ login: string; code?: string }> {
+    if (typeof input.email !== 'string' || !input.email) throw badRequest('email is required', ['email']);
+    if (typeof input.password !== 'string' || !input.password)
+      throw badRequest('password is required', ['password']);
+    const pkce = checkChallenge(input.codeChallenge, input.codeChallengeMethod, this.config.pkceAllowPlain);
+    if (input.projectId !== undefined && !isUuid(input.projectId))
+      throw badRequest('projectId is not a valid id', ['projectId']);
+    if (input.clientId !== undefined && input.clientId !== '' && !isUuid(input.clientId))
+      throw badRequest('clientId is not a valid client id', ['clientId']);
+    const email = input.email.trim().toLowerCase().slice(0, 320);
+    // Throttled before the (deliberately slow) hash runs; unknown addresses are counted like known ones.
+    this.throttle.check(email, client.remoteAddress);
+    const user = await this.db.prisma.user.findUnique({ where: { email }, include: { memberships: true } });
+    const check = await this.passwords.verify(input.password, user?.passwordHash ?? this.passwords.dummyHash);
+    if (!user || !check.ok) {
+      this.throttle.fail(email, client.remoteAddress);
+      throw new ApiError(400, 'invalid', 'Email or password is invalid', { expression: ['password'] });
+    }
+    this.throttle.succeed(email, client.remoteAddress);
+    if (check.rehash) {
+      // A hash from an older, cheaper cost: replace it now that the password is known (transparent to the user).
+      const passwordHash = await this.passwords.hash(input.password);
+      await this.db.prisma.user.updateMany({
+        where: { id: user.id, passwordHash: user.passwordHash },
+        data: { passwordHash },
+      });
+    }
+    let memberships = user.memberships;
+    if (input.projectId) memberships = memberships.filter((m) => m.projectId === input.projectId);
+    if (memberships.length === 0)
+      throw new ApiError(403, 'forbidden', 'User is not a member of the requested project');
+    // A user in several projects picks one (by projectId); otherwise the oldest membership is used.
+    memberships.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+    const membership = memberships[0];
+    // The code is bound to the client it was issued to (RFC 6749 4.1.3): only that client may redeem it.
+    let clientId: string | undefined;
+    if (input.clientId) {
+      const app = await this.db.prisma.clientApplication.findUnique({ where: { id: input.clientId } });
+      if (!app || app.projectId !== membership.projectId)
+        throw badRequest('clientId names no client application of this project', ['clientId']);
+      clientId = app.id;
+    }
+    const code = randomSecret();
+    const scope = normalizeScope(input.scope);
+    const login = await this.db.prisma.login.create({
+      data: {
+        userId: user.id,
+        projectId: membership.projectId,
+        membershipId: membership.id,
+        clientId,
+        authMethod: 'password',
+        scope,
+        userAgent: client.userAgent?.slice(0, 512),
+        remoteAddress: client.remoteAddress,
+        codeHash: sha256(code),
+        codeChallenge: pkce.challenge,
+        codeChallengeMethod: pkce.method,
+        codeExpiresAt: new Date(Date.now() + this.config.authCodeLifetimeSec * 1000),
+        expiresAt: new Date(Date.now() + sessionLifetimeMs(this.config, scope)),
+      },
+    });
+    return { login: login.id, code };
+  }
+}

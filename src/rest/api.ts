@@ -1,0 +1,35 @@
+// What the HTTP layer needs of the application, given to it by the app (src/server.ts): the settings, the log,
+// authentication of bearer tokens, a GraphQL context per request, and the facts /healthz, /metadata and
+// /.well-known/jwks.json show. Routes reach it as `req.api`; nothing in src/rest imports a feature.
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Principal, RequestFacts } from '../core/caller.js';
+import type { GraphQLContext } from '../graphql/context.js';
+
+/** An operation a feature declares for the CapabilityStatement. */
+export interface DeclaredOperation {
+  resourceType?: string;
+  name: string;
+  definition?: string;
+  documentation?: string;
+}
+
+export interface HttpApi {
+  readonly config: Readonly<Config>;
+  readonly logger: Logger;
+  /** The principal of an access token whose claims and session are cached and active; undefined: ask
+   * `authenticate` (synchronous, so the common request costs no promise). */
+  authenticateCached(token: string): Principal | undefined;
+  /** The principal of an access token; rejects with a 401 ApiError when the token or its session is not valid. */
+  authenticate(token: string): Promise<Principal>;
+  /** The GraphQL context of one operation for a request, signed in as `principal` (or anonymous). */
+  context(principal: Principal | null, request: RequestFacts): GraphQLContext;
+  /** What /healthz reports besides its status: the database kind, and the embedded database's fsync counters. */
+  health(): { database: string; fsync?: object };
+  /** The resource types served (CapabilityStatement). */
+  resourceTypes(): string[];
+  /** The FHIR operations the features declare (CapabilityStatement). */
+  readonly operations: readonly DeclaredOperation[];
+  /** The public key tokens are signed with, as a JWK. */
+  readonly publicJwk: object;
+}
