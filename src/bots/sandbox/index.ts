@@ -1,16 +1,15 @@
 // Public entry point of the bot sandbox. See sandbox.ts (header) and README.md for the contract.
+export { BotSandbox } from './sandbox.js';
+export { CompileError } from './compile.js';
 export {
-  BotSandbox,
-  CompileError,
   HL7_CONTENT_TYPE,
   type BotEvent,
   type BotValue,
   type ExecuteRequest,
   type ExecutionErrorKind,
   type ExecutionResult,
-  type FetchPolicy,
   type HostFunction,
   type ResponseBody,
   type SandboxOptions,
-} from './sandbox.js';
-export { isForbiddenAddress, isForbiddenHostname } from './fetch-policy.js';
+} from './types.js';
+export { isForbiddenAddress, isForbiddenHostname, type FetchPolicy } from './fetch-policy.js';
