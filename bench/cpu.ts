@@ -1,15 +1,17 @@
 // `npx tsx bench/cpu.ts [rounds] [requests]`: the server's own CPU time per request for two hot paths, a filtered
 // `$expand` (filter=heart count=20 on the standard 100k code system) and a warm echo bot (text/plain), read from
-// /proc/<pid>/stat around each round. CPU time rather than throughput: it hardly depends on what else the machine
-// is doing, so a change can be judged on a busy machine (the throughput bench, `npm run bench`, needs a quiet one).
-// The server runs from dist/ (`npm run build` first) as `npm start` runs it, on a fresh embedded database;
-// BENCH_SERVER=<path to another build's main.js> measures that build instead (A/B runs at the same moment).
-import { spawn } from 'node:child_process';
+// /proc/<pid>/stat around each round. CPU time rather than throughput, so a change can be judged on a busy machine
+// (the throughput bench, `npm run bench`, needs a quiet one). The server runs from dist/ (`npm run build` first)
+// as `npm start` runs it, on a fresh embedded database.
+//
+// BENCH_COMPARE=<another build's main.js> runs that build beside this one and sends every round's requests to both,
+// interleaved (each client sends to one, then the other), so both see the same moments of the machine's load: the
+// CPU time of a busy machine varies by tens of percent from minute to minute, the ratio of the two far less.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, CLIENT_ID, CLIENT_SECRET, freePort, ROOT } from './lib/procs.js';
+import { CLIENT_ID, CLIENT_SECRET, ROOT, startFhirServer, type Proc } from './lib/procs.js';
 
 const rounds = Number(process.argv[2] ?? 7);
 const perRound = Number(process.argv[3] ?? 3000);
@@ -25,83 +27,62 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
 
-async function send(url: string, init: RequestInit): Promise<{ status: number; text: string }> {
+type Answer = { status: number; text: string };
+
+async function send(url: string, init: RequestInit): Promise<Answer> {
   const res = await fetch(url, init);
   return { status: res.status, text: await res.text() };
 }
 
-/** Sends `n` requests, CONCURRENCY at a time; throws on the first unexpected answer. */
-async function load(
-  n: number,
-  url: string,
-  init: RequestInit,
-  check: (r: { status: number; text: string }) => boolean,
-) {
+/** One request to measure, per server. */
+interface Target {
+  pid: number;
+  url: string;
+  init: RequestInit;
+}
+
+/** Sends `n` requests to every target, CONCURRENCY clients each sending to one target after the other. */
+async function load(n: number, targets: Target[], check: (r: Answer) => boolean): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next++ < n) {
-      const r = await send(url, init);
-      if (!check(r)) throw new Error(`unexpected answer ${r.status}: ${r.text.slice(0, 200)}`);
+      for (const t of targets) {
+        const r = await send(t.url, t.init);
+        if (!check(r)) throw new Error(`unexpected answer ${r.status}: ${r.text.slice(0, 200)}`);
+      }
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
 }
 
-/** Median server CPU per request (microseconds) over the rounds, after a warm-up round. */
-async function measure(
-  pid: number,
-  name: string,
-  url: string,
-  init: RequestInit,
-  check: (r: { status: number; text: string }) => boolean,
-) {
-  await load(perRound, url, init, check);
-  const perRequest: number[] = [];
+const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+
+/** Median server CPU per request (microseconds) over the rounds, after a warm-up round, for each target. */
+async function measure(name: string, targets: Target[], check: (r: Answer) => boolean): Promise<void> {
+  await load(perRound, targets, check);
+  const perRequest: number[][] = targets.map(() => []);
   for (let i = 0; i < rounds; i++) {
-    const before = cpuMs(pid);
-    await load(perRound, url, init, check);
-    perRequest.push(((cpuMs(pid) - before) / perRound) * 1000);
+    const before = targets.map((t) => cpuMs(t.pid));
+    await load(perRound, targets, check);
+    targets.forEach((t, k) => perRequest[k].push(((cpuMs(t.pid) - before[k]) / perRound) * 1000));
   }
-  perRequest.sort((a, b) => a - b);
-  const median = perRequest[Math.floor(perRequest.length / 2)];
-  console.log(
-    `${name}: median ${median.toFixed(0)} us CPU/request (rounds: ${perRequest.map((v) => v.toFixed(0)).join(', ')})`,
+  const label = (k: number) => (targets.length > 1 ? (k === 0 ? ' [this build]' : ' [BENCH_COMPARE]') : '');
+  perRequest.forEach((v, k) =>
+    console.log(
+      `${name}${label(k)}: median ${median(v).toFixed(0)} us CPU/request (rounds: ${v.map((x) => x.toFixed(0)).join(', ')})`,
+    ),
   );
+  if (targets.length > 1) {
+    const ratios = perRequest[0].map((v, i) => v / perRequest[1][i]);
+    console.log(
+      `${name}: this build / BENCH_COMPARE, median of the rounds' ratios ${median(ratios).toFixed(3)}`,
+    );
+  }
 }
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cpu-'));
-const genDir = path.join(dataDir, 'gen');
-execFileSync(process.execPath, [GENERATOR, '--out', genDir], { stdio: 'ignore' });
-const port = await freePort();
-const base = `http://127.0.0.1:${port}/`;
-const main = process.env.BENCH_SERVER ?? path.join(ROOT, 'dist', 'main.js');
-const child = spawn(process.execPath, ['--no-node-snapshot', main], {
-  cwd: ROOT,
-  env: {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    BASE_URL: base,
-    DATA_DIR: path.join(dataDir, 'db'),
-    DATABASE_URL: undefined,
-    ADMIN_EMAIL,
-    ADMIN_PASSWORD,
-    CLIENT_ID,
-    CLIENT_SECRET,
-    LOG_LEVEL: 'warn',
-  },
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
-try {
-  for (let i = 0; ; i++) {
-    if (i > 600) throw new Error('server not healthy');
-    const ok = await fetch(`${base}healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+/** Signs in, loads the 100k code system and a bot; returns the two requests to measure. */
+async function prepare(server: Proc, genDir: string): Promise<{ expand: Target; bot: Target }> {
+  const base = server.base;
   const tokenRes = await fetch(`${base}oauth2/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -126,15 +107,6 @@ try {
   const expected = JSON.parse(fs.readFileSync(path.join(genDir, 'expected.json'), 'utf8')) as {
     vsUrl: string;
   };
-  const heart = `${base}fhir/R4/ValueSet/$expand?url=${encodeURIComponent(expected.vsUrl)}&filter=heart&count=20`;
-  await measure(
-    child.pid!,
-    '$expand filter=heart count=20',
-    heart,
-    { headers: auth },
-    (r) => r.status === 200,
-  );
-
   const bot = await send(`${base}fhir/R4/Bot`, {
     method: 'POST',
     headers: fhirJson,
@@ -145,11 +117,41 @@ try {
     }),
   });
   const botId = (JSON.parse(bot.text) as { id: string }).id;
+  return {
+    expand: {
+      pid: server.pid,
+      url: `${base}fhir/R4/ValueSet/$expand?url=${encodeURIComponent(expected.vsUrl)}&filter=heart&count=20`,
+      init: { headers: auth },
+    },
+    bot: {
+      pid: server.pid,
+      url: `${base}fhir/R4/Bot/${botId}/$execute`,
+      init: { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'hello' },
+    },
+  };
+}
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cpu-'));
+const genDir = path.join(dataDir, 'gen');
+execFileSync(process.execPath, [GENERATOR, '--out', genDir], { stdio: 'ignore' });
+const servers: Proc[] = [];
+try {
+  servers.push(await startFhirServer('cpu', { kind: 'pglite', dataDir: path.join(dataDir, 'a') }));
+  const compare = process.env.BENCH_COMPARE;
+  if (compare)
+    servers.push(
+      await startFhirServer('cpu-compare', { kind: 'pglite', dataDir: path.join(dataDir, 'b') }, {}, compare),
+    );
+  const targets = [];
+  for (const s of servers) targets.push(await prepare(s, genDir));
   await measure(
-    child.pid!,
+    '$expand filter=heart count=20',
+    targets.map((t) => t.expand),
+    (r) => r.status === 200,
+  );
+  await measure(
     'bot echo text/plain',
-    `${base}fhir/R4/Bot/${botId}/$execute`,
-    { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'hello' },
+    targets.map((t) => t.bot),
     (r) => r.status === 200 && r.text === 'hello',
   );
   console.log(
@@ -159,7 +161,6 @@ try {
       .join(' ')}; ${os.cpus().length} cores`,
   );
 } finally {
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
+  for (const s of servers) await s.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });
 }

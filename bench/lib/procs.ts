@@ -1,10 +1,11 @@
 // Child processes for the benchmark: the FHIR server as a user starts it, and the two ceiling servers.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isBuildFresh } from '../../scripts/build-lib.mjs';
 
 /** The repository root (bench/lib/../..). */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -117,12 +118,25 @@ export function freshDataDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'bench-data-'));
 }
 
-/** Starts the server as `npm start` does (`node --no-node-snapshot --import tsx src/main.ts`; isolated-vm needs
- * the flag) with the bench's bootstrap settings, and waits for /healthz. */
+/** Builds dist/ when it is missing or older than the sources, as `npm start` does (once, before the servers
+ * start: several starting at once must not all build). */
+function ensureBuild(): void {
+  if (isBuildFresh()) return;
+  const built = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs')], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
+  if (built.status !== 0) throw new Error(`npm run build failed (exit ${built.status})`);
+}
+
+/** Starts the server as `npm start` does (`node --no-node-snapshot dist/main.js`, the production build; isolated-vm
+ * needs the flag) with the bench's bootstrap settings, and waits for /healthz. `main` runs another build's
+ * main.js instead (A/B measurements). */
 export async function startFhirServer(
   name: string,
   db: ServerDb,
   extraEnv: Record<string, string> = {},
+  main?: string,
 ): Promise<Proc> {
   const port = await freePort();
   const env: Record<string, string | undefined> = {
@@ -149,8 +163,9 @@ export async function startFhirServer(
   } else {
     env.DATA_DIR = db.dataDir;
   }
+  if (!main) ensureBuild();
   const output: string[] = [];
-  const child = spawn(process.execPath, ['--no-node-snapshot', '--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['--no-node-snapshot', main ?? path.join('dist', 'main.js')], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
