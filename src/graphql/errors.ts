@@ -1,12 +1,9 @@
 // The GraphQL edge of the application errors (src/core/errors.ts): yoga's maskError turns an ApiError into a
 // GraphQLError with `code`, `http.status` (the response status), `expression` and `oauthError` extensions, as
-// clients saw it when ApiError was itself a GraphQLError; every other error stays masked (500). The re-exports
-// keep older imports compiling; features import src/core/errors.ts.
+// clients saw it when ApiError was itself a GraphQLError; every other error stays masked (500).
 import { GraphQLError } from 'graphql';
 import { maskError as yogaMaskError } from 'graphql-yoga';
 import { ApiError } from '../core/errors.js';
-
-export * from '../core/errors.js';
 
 /** GraphQL extensions of an application error. */
 function extensionsOf(err: ApiError): Record<string, unknown> {
