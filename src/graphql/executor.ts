@@ -1,7 +1,8 @@
 // Runs internal GraphQL operations in-process (REST handlers, bots' `medplum` calls) against the full schema. Each
 // document is validated once and compiled once with graphql-jit (the REST paths run the same few operations
 // millions of times; the compiled form skips graphql-js's per-request planning and variable coercion machinery),
-// then executed per request with the request's context. Errors come back as the ApiError the resolver threw (or a generic internal error).
+// then executed per request with the request's context. Errors come back as the ApiError the resolver threw (or
+// a generic internal error).
 import { validate, GraphQLError, type DocumentNode, type ExecutionResult } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';

@@ -185,8 +185,8 @@ export function requireJsonObject(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-/** The auth feature's routes: /auth/*, /oauth2/* and /.well-known/*, dispatched by prefix from one layer, so
- * the FHIR requests behind them do not walk their patterns. */
+/** The auth feature's routes: /auth/*, /oauth2/* and /.well-known/*, dispatched by prefix from one layer, so a
+ * request for another path (the generic FHIR routes come after) does not walk their patterns. */
 export const authRoutes: FeatureRoutes = (r, _base, _api, jsonParser) => {
   const auth = authRouter(jsonParser);
   const oauth = oauthRouter();
