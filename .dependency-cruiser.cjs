@@ -2,16 +2,21 @@
 // imports count too (tsPreCompilationDeps). From the bottom:
 //   core      src/core/ and src/config.ts            imports nothing of ours
 //   db        src/db/                                -> core
-//   features  every other folder (auth, bots, ...)   -> core, db; its GraphQL side (graphql.ts, graphql-*.ts)
-//                                                       also -> src/graphql (builder, context)
-//   graphql   src/graphql/                           -> core, db, features
-//   http      src/rest/                              -> core, graphql
+//   fhir      src/fhir/: the resource model          -> core (FHIR shapes, the store contract, the registry)
+//   features  every other folder (auth, bots, ...)   -> core, db, fhir
+//             the GraphQL side of a feature or of fhir (graphql.ts, graphql-*.ts) also -> src/graphql (builder,
+//             context)
+//   graphql   src/graphql/                           -> core, db, fhir, features
+//   http      src/rest/                              -> core, fhir, graphql
 //   app       src/app/ and the files at src/ (server.ts, main.ts, ...)   -> anything; imported by nothing
 // A feature never imports another feature (its process entry, a *-cli.ts file, may: it assembles a small app).
+
+/** The layers that are not features. */
+const LAYERS = 'core|db|fhir|graphql|rest|app|generated';
 /** A folder that is no layer of its own is a feature. */
-const FEATURE = '^src/(?!(?:core|db|graphql|rest|app|generated)/)[^/]+/';
-/** A feature's GraphQL side. */
-const FEATURE_GRAPHQL = `${FEATURE}graphql(\\.|-[^/]*\\.)ts$`;
+const FEATURE = `^src/(?!(?:${LAYERS})/)[^/]+/`;
+/** The GraphQL side of a feature or of the resource model. */
+const FEATURE_GRAPHQL = '^src/(?!(?:core|db|graphql|rest|app|generated)/)[^/]+/graphql(\\.|-[^/]*\\.)ts$';
 /** The app: src/app/ and the files directly in src/ other than config.ts. */
 const APP = '^src/(app/|(?!config\\.ts$)[^/]+\\.ts$)';
 
@@ -28,7 +33,7 @@ module.exports = {
     {
       name: 'core-is-the-bottom',
       severity: 'error',
-      comment: 'src/core (caller, errors, FHIR shapes) and src/config.ts import nothing of ours but core.',
+      comment: 'src/core (caller, errors, ...) and src/config.ts import nothing of ours but core.',
       from: { path: '^src/(core/|config\\.ts$)' },
       to: { path: '^src/', pathNot: '^src/core/' },
     },
@@ -40,10 +45,17 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/(core/|db/|config\\.ts$|generated/)' },
     },
     {
-      name: 'feature-on-core-and-db',
+      name: 'fhir-on-core',
+      severity: 'error',
+      comment: 'The resource model (src/fhir) imports core and config; its GraphQL side also src/graphql.',
+      from: { path: '^src/fhir/', pathNot: FEATURE_GRAPHQL },
+      to: { path: '^src/', pathNot: '^src/(core/|fhir/|config\\.ts$)' },
+    },
+    {
+      name: 'feature-on-core-db-fhir',
       severity: 'error',
       comment:
-        "A feature's domain code imports core, config, db and its own folder: not GraphQL, HTTP or the app.",
+        "A feature's domain code imports core, config, db, fhir and its own folder: no GraphQL, HTTP, app.",
       from: { path: FEATURE, pathNot: FEATURE_GRAPHQL },
       to: { path: `^src/(graphql|rest)/|${APP}|${FEATURE_GRAPHQL}` },
     },
@@ -51,7 +63,7 @@ module.exports = {
       name: 'feature-graphql-on-the-builder',
       severity: 'error',
       comment:
-        "A feature's GraphQL side adds to the builder and reads the context; it never imports HTTP or the app.",
+        'The GraphQL side adds to the builder and reads the context; it never imports HTTP or the app.',
       from: { path: FEATURE_GRAPHQL },
       to: { path: `^src/rest/|${APP}` },
     },
@@ -59,8 +71,8 @@ module.exports = {
       name: 'features-apart',
       severity: 'error',
       comment:
-        'A feature does not import another feature (shared shapes live in core); a *-cli.ts entry may.',
-      from: { path: '^src/([^/]+)/', pathNot: ['^src/(core|db|graphql|rest|app|generated)/', '-cli\\.ts$'] },
+        'A feature does not import another (what they share is in core or fhir); a *-cli.ts entry may.',
+      from: { path: '^src/([^/]+)/', pathNot: [`^src/(${LAYERS})/`, '-cli\\.ts$'] },
       to: { path: FEATURE, pathNot: '^src/$1/' },
     },
     {
@@ -71,12 +83,12 @@ module.exports = {
       to: { path: `^src/rest/|${APP}` },
     },
     {
-      name: 'http-on-graphql-only',
+      name: 'http-on-graphql',
       severity: 'error',
       comment:
-        'src/rest translates HTTP into GraphQL operations: it imports core, config and src/graphql only.',
+        'src/rest translates HTTP into GraphQL operations: it imports core, config, fhir and src/graphql.',
       from: { path: '^src/rest/' },
-      to: { path: '^src/', pathNot: '^src/(core/|graphql/|rest/|generated/|config\\.ts$)' },
+      to: { path: '^src/', pathNot: '^src/(core/|fhir/|graphql/|rest/|generated/|config\\.ts$)' },
     },
     {
       name: 'app-on-top',

@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import type { ResourceStore } from '../core/fhir.js';
+import type { ResourceStore } from '../fhir/types.js';
 import type { Services } from '../graphql/context.js';
 import type { FeatureRoutes } from '../rest/app.js';
 import type { DeclaredOperation } from '../rest/api.js';

@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest, notFound, operationOutcome } from '../core/errors.js';
 import type { Caller, Principal } from '../core/caller.js';
-import { parseIdentifierToken } from '../core/fhir.js';
+import { parseIdentifierToken } from '../fhir/types.js';
 import { HL7_V2 } from '../core/media-type.js';
 import { BotCache, SECRETS_CHANGED } from './cache.js';
 import { ExecutionRecorder, truncateLog } from './executions.js';

@@ -3,13 +3,9 @@
 // the bot so no half-written record exists. Every change notifies bot_changed so all instances drop their cache.
 import { ApiError, badRequest, conflict, forbidden, notFound } from '../core/errors.js';
 import type { Caller } from '../core/caller.js';
-import {
-  isFhirId,
-  parseIdentifierToken,
-  type FhirResource,
-  type ResourceStore,
-  type SearchParams,
-} from '../core/fhir.js';
+import { isFhirId } from '../fhir/registry.js';
+import type { FhirResource, ResourceStore, SearchParams } from '../fhir/types.js';
+import { parseIdentifierToken } from '../fhir/types.js';
 import type { Database } from '../db/database.js';
 import { BOT_CHANGED, type BotCache } from './cache.js';
 import { compileSource } from './engine.js';

@@ -3,7 +3,7 @@ import { builder } from '../graphql/builder.js';
 import { requireCaller } from '../graphql/context.js';
 import { badRequest } from '../core/errors.js';
 import { validateResourceBody } from './registry.js';
-import type { Bundle } from '../core/fhir.js';
+import type { Bundle } from './types.js';
 import { fhirBaseUrl } from '../config.js';
 
 builder.queryField('readResource', (t) =>

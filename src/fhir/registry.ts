@@ -1,6 +1,6 @@
 // Which resource types are served, and by which store. Features register their stores at start.
 import { ApiError, badRequest } from '../core/errors.js';
-import type { FhirResource, ResourceStore } from '../core/fhir.js';
+import type { FhirResource, ResourceStore } from './types.js';
 
 /** Resource stores by resource type. */
 export class ResourceRegistry {
@@ -27,6 +27,8 @@ export class ResourceRegistry {
   }
 }
 
+const ID_RE = /^[A-Za-z0-9\-.]{1,64}$/;
+
 /** Checks a request body is a FHIR resource of the expected type (and id, for updates). */
 export function validateResourceBody(body: unknown, resourceType: string, id?: string): FhirResource {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
@@ -42,4 +44,9 @@ export function validateResourceBody(body: unknown, resourceType: string, id?: s
       throw badRequest(`Resource id ${String(r.id)} does not match the URL id ${id}`, ['id']);
   }
   return r;
+}
+
+/** True for a syntactically valid FHIR id. */
+export function isFhirId(id: string): boolean {
+  return ID_RE.test(id);
 }

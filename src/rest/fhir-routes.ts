@@ -3,7 +3,8 @@
 import type { IRouter, RequestHandler } from 'express';
 import { graphql } from '../generated/gql/index.js';
 import { badRequest } from '../core/errors.js';
-import { isFhirId, type FhirResource } from '../core/fhir.js';
+import { isFhirId } from '../fhir/registry.js';
+import type { FhirResource } from '../fhir/types.js';
 import { runOperation } from '../graphql/executor.js';
 import type { HttpApi } from './api.js';
 import { contextFor } from './request.js';

@@ -3,7 +3,7 @@
 // batch of thousands of concepts is one statement with a handful of bind parameters (PostgreSQL allows 65,535).
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest, notFound } from '../core/errors.js';
-import type { FhirResource } from '../core/fhir.js';
+import type { FhirResource } from '../fhir/types.js';
 import { flattenCodeSystemConcepts } from './engine/flatten.js';
 import type { CodeSystemConcept, CodeSystemResource, ConceptInput, ConceptProperty } from './engine/types.js';
 

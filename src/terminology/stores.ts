@@ -7,7 +7,7 @@ import {
   type FhirResource,
   type ResourceStore,
   type SearchParams,
-} from '../core/fhir.js';
+} from '../fhir/types.js';
 import type { CodeSystemResource } from './engine/types.js';
 import {
   assertWritable,

@@ -1,5 +1,5 @@
 // FHIR resource shapes shared by the features, and the store each resource type implements.
-import type { Caller } from './caller.js';
+import type { Caller } from '../core/caller.js';
 
 export interface FhirResource {
   resourceType: string;
@@ -42,11 +42,4 @@ export function parseIdentifierToken(token: string): { system?: string; value?: 
   const system = token.slice(0, bar);
   const value = token.slice(bar + 1);
   return { system, value: value || undefined };
-}
-
-const ID_RE = /^[A-Za-z0-9\-.]{1,64}$/;
-
-/** True for a syntactically valid FHIR id. */
-export function isFhirId(id: string): boolean {
-  return ID_RE.test(id);
 }
