@@ -6,6 +6,7 @@ import { OAuthError } from '../core/oauth-error.js';
 import { parseBasic } from '../core/basic-auth.js';
 import { describeUserAgent } from './user-agent.js';
 import { membershipRows as loadMembershipRows, type MembershipRows } from './membership-rows.js';
+import type { SessionRow } from './session-admin.js';
 import { createProject } from './projects.js';
 import { acceptInvitation, declineInvitation, pendingInvitations } from './invitations.js';
 
@@ -39,15 +40,8 @@ export const MembershipRef = builder.prismaObject('ProjectMembership', {
   }),
 });
 
-interface SessionShape {
-  id: string;
-  userAgent: string | null;
-  remoteAddress: string | null;
-  authMethod: string;
-  createdAt: Date;
-  lastUsed: Date | null;
-  current: boolean;
-}
+/** An active session, and whether it is the one of this request. */
+type SessionShape = SessionRow & { current: boolean };
 
 export const SessionRef = builder.objectRef<SessionShape>('Session').implement({
   description: 'An active sign-in (Login) of the caller.',
