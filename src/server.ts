@@ -97,8 +97,11 @@ async function assemble(
   const auth = await authFeature(deps);
   const bots = botsFeature(deps);
   const terminology = terminologyFeature(deps);
-  // In route order: $expand first (the hottest route), the generic resource routes last.
-  const features: Feature[] = [terminology, bots, auth, fhirFeature()];
+  const fhir = fhirFeature();
+  // Started in this order (auth first: bot jobs look up sessions), closed in reverse.
+  const features: Feature[] = [auth, bots, terminology, fhir];
+  // Routes in the order requests look for them: $expand first (the hottest), the generic resource routes last.
+  const routeOrder: Feature[] = [terminology, bots, auth, fhir];
   const registry = new ResourceRegistry();
   for (const f of features)
     for (const [type, store] of Object.entries(f.stores ?? {})) registry.register(type, store);
@@ -120,7 +123,7 @@ async function assemble(
   const eventLoop = startEventLoopWatchdog(logger, config.eventLoopLogIntervalMs);
   createExpressApp(
     api,
-    features.flatMap((f) => (f.routes ? [f.routes] : [])),
+    routeOrder.flatMap((f) => (f.routes ? [f.routes] : [])),
     eventLoop,
     app,
   );

@@ -23,9 +23,9 @@ export interface Feature {
   readonly stores?: Readonly<Record<string, ResourceStore>>;
   /** The FHIR operations it declares in the CapabilityStatement. */
   readonly operations?: readonly DeclaredOperation[];
-  /** Its HTTP routes (registered in the order of the features). */
+  /** Its HTTP routes (server.ts registers the features' routes in the order requests look for them). */
   readonly routes?: FeatureRoutes;
-  /** Called once everything is assembled, before the server listens (in the order of the features). */
+  /** Called once everything is assembled, before the server listens (features start in dependency order). */
   start?(services: Services): Promise<void>;
   /** Called at shutdown once requests have finished (in reverse order). */
   close?(): Promise<void>;
