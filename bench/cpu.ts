@@ -4,6 +4,7 @@
 // (the throughput bench, `npm run bench`, needs a quiet one). The server runs from dist/ (`npm run build` first)
 // as `npm start` runs it, on a fresh embedded database.
 //
+// BENCH_SERVER=<a build's main.js> measures that build instead of this checkout's dist/.
 // BENCH_COMPARE=<another build's main.js> runs that build beside this one and sends every round's requests to both,
 // interleaved (each client sends to one, then the other), so both see the same moments of the machine's load: the
 // CPU time of a busy machine varies by tens of percent from minute to minute, the ratio of the two far less.
@@ -136,7 +137,14 @@ const genDir = path.join(dataDir, 'gen');
 execFileSync(process.execPath, [GENERATOR, '--out', genDir], { stdio: 'ignore' });
 const servers: Proc[] = [];
 try {
-  servers.push(await startFhirServer('cpu', { kind: 'pglite', dataDir: path.join(dataDir, 'a') }));
+  servers.push(
+    await startFhirServer(
+      'cpu',
+      { kind: 'pglite', dataDir: path.join(dataDir, 'a') },
+      {},
+      process.env.BENCH_SERVER,
+    ),
+  );
   const compare = process.env.BENCH_COMPARE;
   if (compare)
     servers.push(
