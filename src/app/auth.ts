@@ -15,7 +15,6 @@ export async function authFeature({
   await bootstrap(db, config, logger);
   const service = new AuthService(db, config, await loadSigningKeys(db, config.signingKeyPem), logger);
   return {
-    name: 'auth',
     service,
     routes: authRoutes,
     start: () => service.start(),

@@ -16,7 +16,6 @@ export function botsFeature({
   const service = new BotService(db, config, logger);
   const jobs = new JobRunner(db, logger);
   return {
-    name: 'bots',
     service,
     jobs,
     stores: { Bot: service.store },

@@ -18,7 +18,6 @@ export interface FeatureDeps {
 
 /** One feature of the server. Its GraphQL types are part of the one static schema (src/graphql/schema.ts). */
 export interface Feature {
-  readonly name: string;
   /** The FHIR resource types it serves, with their stores. */
   readonly stores?: Readonly<Record<string, ResourceStore>>;
   /** The FHIR operations it declares in the CapabilityStatement. */

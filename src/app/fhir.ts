@@ -5,5 +5,5 @@ import type { Feature } from './feature.js';
 
 /** The generic FHIR feature. */
 export function fhirFeature(): Feature {
-  return { name: 'fhir', routes: fhirRoutes };
+  return { routes: fhirRoutes };
 }

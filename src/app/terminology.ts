@@ -16,7 +16,6 @@ export function terminologyFeature({ config, db, logger, dataDir }: FeatureDeps)
     indexBudgetBytes: config.terminologyIndexBudgetMb * 1024 * 1024,
   });
   return {
-    name: 'terminology',
     service,
     stores: {
       CodeSystem: new TerminologyStore('CodeSystem', service),
