@@ -24,8 +24,9 @@ export interface HttpApi {
   authenticate(token: string): Promise<Principal>;
   /** The GraphQL context of one operation for a request, signed in as `principal` (or anonymous). */
   context(principal: Principal | null, request: RequestFacts): GraphQLContext;
-  /** What /healthz reports besides its status: the database kind, and the embedded database's fsync counters. */
-  health(): { database: string; fsync?: object };
+  /** What /healthz reports besides its status and the event loop: the database kind first, then other facts (the
+   * embedded database's fsync counters, ...). */
+  health(): { database: string; [fact: string]: unknown };
   /** The resource types served (CapabilityStatement). */
   resourceTypes(): string[];
   /** The FHIR operations the features declare (CapabilityStatement). */

@@ -49,13 +49,8 @@ export function createExpressApp(
     if (!p.startsWith('/graphql')) setSecurityHeaders(res);
     // As the Express route it replaced matched it: /healthz and /healthz/, GET and HEAD, before authentication.
     if ((p === '/healthz' || p === '/healthz/') && (req.method === 'GET' || req.method === 'HEAD')) {
-      const { database, fsync } = api.health();
-      res.json({
-        status: 'ok',
-        database,
-        ...(eventLoop ? { eventLoop: eventLoop.read() } : {}),
-        ...(fsync ? { fsync } : {}),
-      });
+      const { database, ...facts } = api.health();
+      res.json({ status: 'ok', database, ...(eventLoop ? { eventLoop: eventLoop.read() } : {}), ...facts });
       return;
     }
     // PostgreSQL text cannot hold NUL (nor may FHIR strings): refused here rather than failing in the database.
