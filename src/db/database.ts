@@ -11,6 +11,7 @@ import { PrismaClient } from '../generated/prisma/client.js';
 import { runMigrations } from './migrate.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { durableStartParams, SyncingNodeFS, type SyncStats } from './fsync.js';
+import { giveTurns } from './pglite-turns.js';
 import type { Logger } from 'pino';
 
 export type Row = Record<string, unknown>;
@@ -97,6 +98,7 @@ async function openPGlite(opts: OpenOptions): Promise<Database> {
     unlock();
     throw err;
   }
+  giveTurns(client);
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) });
   let socket: PGLiteSocketServer | undefined;
   if (opts.pgliteSocketPort) {
