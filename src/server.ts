@@ -104,7 +104,7 @@ async function assemble(
     db,
     logger,
     auth,
-    fhir: new ResourceRegistry(),
+    fhir: new ResourceRegistry({ perProject: config.largeRequestsPerProject, max: config.largeRequestsMax }),
     bots: new BotService(db, config, logger),
     terminology: new TerminologyService(db, logger, expandLimitsOf(config), {
       // Index files beside the data (read back after a restart); tests on an in-memory database keep none.
@@ -143,6 +143,7 @@ async function assemble(
         await drain(server, config.shutdownGraceMs);
         eventLoop.stop();
         await services.bots.close();
+        await services.terminology.close();
         await auth.close();
         await db.close();
       })();

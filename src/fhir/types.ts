@@ -1,5 +1,6 @@
 // FHIR resource shapes shared by the features, and the store each resource type implements.
 import type { GraphQLContext } from '../graphql/context.js';
+import type { Subsetting } from './subsetting.js';
 
 export interface FhirResource {
   resourceType: string;
@@ -24,12 +25,15 @@ export interface SearchParams {
   name?: string;
   count: number;
   offset: number;
+  /** `_summary` / `_elements`: stores may leave out what will not be returned (the caller subsets the rest). */
+  subsetting?: Subsetting;
 }
 
 /** Create/read/update/delete/search of one resource type, scoped to the caller's project. */
 export interface ResourceStore {
   create(ctx: GraphQLContext, resource: FhirResource): Promise<FhirResource>;
-  read(ctx: GraphQLContext, id: string): Promise<FhirResource>;
+  /** `subsetting`: the elements the caller will return; a store may leave out the others. */
+  read(ctx: GraphQLContext, id: string, subsetting?: Subsetting): Promise<FhirResource>;
   update(ctx: GraphQLContext, id: string, resource: FhirResource): Promise<FhirResource>;
   delete(ctx: GraphQLContext, id: string): Promise<void>;
   search(ctx: GraphQLContext, params: SearchParams): Promise<{ resources: FhirResource[]; total: number }>;

@@ -8,13 +8,14 @@ import type { FhirResource } from '../fhir/types.js';
 import { runOperation } from './operation.js';
 import { contextFor } from './request.js';
 import { asyncHandler, requireAuth } from './middleware.js';
-import { operationOutcome, sendFhir } from './outcome.js';
+import { operationOutcome, sendFhir, sendFhirStreamed } from './outcome.js';
+import { allowStreaming } from '../fhir/lazy-json.js';
 import { capabilityStatement } from './capability.js';
 import { fhirBaseUrl } from '../config.js';
 
 const ReadDoc = graphql(`
-  query RestRead($resourceType: String!, $id: String!) {
-    readResource(resourceType: $resourceType, id: $id)
+  query RestRead($resourceType: String!, $id: String!, $summary: String, $elements: String) {
+    readResource(resourceType: $resourceType, id: $id, summary: $summary, elements: $elements)
   }
 `);
 const SearchDoc = graphql(`
@@ -26,6 +27,8 @@ const SearchDoc = graphql(`
     $name: String
     $count: Int
     $offset: Int
+    $summary: String
+    $elements: String
   ) {
     searchResources(
       resourceType: $resourceType
@@ -35,6 +38,8 @@ const SearchDoc = graphql(`
       name: $name
       count: $count
       offset: $offset
+      summary: $summary
+      elements: $elements
     )
   }
 `);
@@ -61,6 +66,8 @@ const SEARCH_PARAMS = new Set([
   'name',
   '_count',
   '_offset',
+  '_summary',
+  '_elements',
   '_format',
   '_pretty',
 ]);
@@ -84,6 +91,13 @@ function checkType(type: string): void {
 
 function checkId(id: string): void {
   if (!isFhirId(id)) throw badRequest(`Invalid resource id: ${id}`, ['id']);
+}
+
+/** The context of a FHIR request whose response may stream (big CodeSystems' concepts). */
+function streamingContext(req: Parameters<RequestHandler>[0]): ReturnType<typeof contextFor> {
+  const ctx = contextFor(req);
+  allowStreaming(ctx);
+  return ctx;
 }
 
 function withHeaders(res: Parameters<RequestHandler>[1], resource: FhirResource): void {
@@ -115,10 +129,12 @@ export function fhirRoutes(r: IRouter, base: string, jsonParser: RequestHandler)
           name: stringParam(q.name, 'name'),
           count: intParam(q._count, '_count'),
           offset: intParam(q._offset, '_offset'),
+          summary: stringParam(q._summary, '_summary'),
+          elements: stringParam(q._elements, '_elements'),
         },
-        contextFor(req),
+        streamingContext(req),
       );
-      sendFhir(res, 200, data.searchResources);
+      await sendFhirStreamed(res, 200, data.searchResources);
     }),
   );
 
@@ -131,12 +147,12 @@ export function fhirRoutes(r: IRouter, base: string, jsonParser: RequestHandler)
       const data = await runOperation(
         CreateDoc,
         { resourceType: String(req.params.type), resource: requireBody(req.body) },
-        contextFor(req),
+        streamingContext(req),
       );
       const created = data.createResource as FhirResource;
       withHeaders(res, created);
       res.setHeader('Location', `${fhirBaseUrl(req.services.config)}/${created.resourceType}/${created.id}`);
-      sendFhir(res, 201, created);
+      await sendFhirStreamed(res, 201, created);
     }),
   );
 
@@ -148,12 +164,17 @@ export function fhirRoutes(r: IRouter, base: string, jsonParser: RequestHandler)
       checkId(String(req.params.id));
       const data = await runOperation(
         ReadDoc,
-        { resourceType: String(req.params.type), id: String(req.params.id) },
-        contextFor(req),
+        {
+          resourceType: String(req.params.type),
+          id: String(req.params.id),
+          summary: stringParam(req.query._summary, '_summary'),
+          elements: stringParam(req.query._elements, '_elements'),
+        },
+        streamingContext(req),
       );
       const resource = data.readResource as FhirResource;
       withHeaders(res, resource);
-      sendFhir(res, 200, resource);
+      await sendFhirStreamed(res, 200, resource);
     }),
   );
 
@@ -167,11 +188,11 @@ export function fhirRoutes(r: IRouter, base: string, jsonParser: RequestHandler)
       const data = await runOperation(
         UpdateDoc,
         { resourceType: String(req.params.type), id: String(req.params.id), resource: requireBody(req.body) },
-        contextFor(req),
+        streamingContext(req),
       );
       const resource = data.updateResource as FhirResource;
       withHeaders(res, resource);
-      sendFhir(res, 200, resource);
+      await sendFhirStreamed(res, 200, resource);
     }),
   );
 
