@@ -10,7 +10,7 @@ import type { ConceptGenerations } from './generations.js';
 
 /** Rows per page: PGlite parses a page on the event loop, so its pages stay a few milliseconds long. */
 export function pageSize(db: Pick<Database, 'kind'>): number {
-  return db.kind === 'pglite' ? 1000 : 5000;
+  return db.kind === 'pglite' ? 500 : 5000;
 }
 
 /** Thrown when a generation had fewer rows than its recorded count: it was removed while being read. */
@@ -61,7 +61,7 @@ export async function readConceptPages<T extends { ordinal: number }>(
         await run(sql);
       });
     } else {
-      await run(db.sql);
+      await run(db.backgroundSql);
     }
   } finally {
     release();

@@ -16,12 +16,12 @@ type Sql = Database['sql'];
 /** Rows per concept INSERT. PGlite runs each statement on the event loop, so its batches stay a few ms long;
  * PostgreSQL runs them in its own process, where fewer, bigger statements are cheaper. */
 export function insertBatchSize(db: Pick<Database, 'kind'>): number {
-  return db.kind === 'pglite' ? 500 : 5000;
+  return db.kind === 'pglite' ? 250 : 5000;
 }
 
 /** Rows per DELETE while a retired generation is removed. */
 function deleteBatchSize(db: Pick<Database, 'kind'>): number {
-  return db.kind === 'pglite' ? 500 : 10_000;
+  return db.kind === 'pglite' ? 250 : 10_000;
 }
 
 /** A write in progress touches its generation at least this often (ms)... */

@@ -106,7 +106,7 @@ export async function writeTerminologyResource(
   const generationId = await beginGeneration(db.sql, codeSystemId, 'writing');
   try {
     const heartbeat = generations.heartbeats(generationId);
-    await insertConceptRows(db.sql, generationId, codeSystemId, rows, batch, (done) => {
+    await insertConceptRows(db.backgroundSql, generationId, codeSystemId, rows, batch, (done) => {
       opts.onProgress?.(done);
       return heartbeat();
     });
