@@ -40,7 +40,8 @@ function note(message: Uint8Array): void {
       at++;
     }
     currentIsBulk = at + BULK_BYTES.length <= message.length;
-    for (let k = 0; currentIsBulk && k < BULK_BYTES.length; k++) currentIsBulk = message[at + k] === BULK_BYTES[k];
+    for (let k = 0; currentIsBulk && k < BULK_BYTES.length; k++)
+      currentIsBulk = message[at + k] === BULK_BYTES[k];
   }
   if (!currentIsBulk) lastForeground = performance.now();
 }
