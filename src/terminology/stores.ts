@@ -113,8 +113,10 @@ export class TerminologyStore implements ResourceStore {
   }
 
   /**
-   * The resources of rows, with their concepts when the caller returns them: streamed (REST, 10,000 concepts or
-   * more: a large request, counted against LARGE_REQUESTS_*), else whole (refused over INLINE_MAX_CONCEPTS).
+   * The resources of rows, with their concepts when the caller returns them. REST streams them all when together
+   * they have 10,000 concepts or more (a large request, counted against LARGE_REQUESTS_*: a search page of many
+   * mid-sized CodeSystems is as big as one large one); otherwise, and for GraphQL and bots, they come whole, at
+   * most INLINE_MAX_CONCEPTS together (422 over it).
    */
   private async withConcepts(
     ctx: GraphQLContext,
@@ -123,38 +125,34 @@ export class TerminologyStore implements ResourceStore {
   ): Promise<FhirResource[]> {
     const resources = rows.map((r) => rowToResource(this.type, r));
     if (this.type !== 'CodeSystem' || !includesElement('CodeSystem', subsetting, 'concept')) return resources;
-    const stream = streamingAllowed(ctx);
     const t = this.terminology;
+    const total = rows.reduce((n, r) => n + (r.generationId ? (r.conceptCount ?? 0) : 0), 0);
+    const stream = streamingAllowed(ctx) && total >= STREAM_MIN_CONCEPTS;
     const inlineMax = ctx.services.config.inlineMaxConcepts;
-    const streamed = stream ? rows.filter((r) => (r.conceptCount ?? 0) >= STREAM_MIN_CONCEPTS) : [];
-    if (!stream) {
-      const big = rows.find((r) => (r.conceptCount ?? 0) > inlineMax);
-      if (big) {
-        throw new ApiError(
-          422,
-          'too-costly',
-          `CodeSystem/${big.id} has ${big.conceptCount} concepts, more than the ${inlineMax} (INLINE_MAX_CONCEPTS) ` +
-            'returned whole to GraphQL or a bot: read it over REST (streamed), or leave the concepts out ' +
-            '(_elements or _summary=true)',
-        );
-      }
+    if (!streamingAllowed(ctx) && total > inlineMax) {
+      const what =
+        rows.length === 1 ? `CodeSystem/${rows[0].id} has` : `These ${rows.length} CodeSystems have`;
+      throw new ApiError(
+        422,
+        'too-costly',
+        `${what} ${total} concepts, more than the ${inlineMax} (INLINE_MAX_CONCEPTS) returned whole to GraphQL ` +
+          'or a bot: read them over REST (streamed), or leave the concepts out (_elements or _summary=true)',
+      );
     }
-    const release =
-      streamed.length > 0
-        ? releaseAfter(
-            streamed.length,
-            ctx.services.fhir.large.acquire(
-              requirePrincipal(ctx).projectId,
-              `reading CodeSystem/${streamed[0].id}`,
-            ),
-          )
-        : undefined;
+    const withRows = rows.filter((r) => r.generationId && r.conceptCount);
+    const done = stream
+      ? ctx.services.fhir.large.acquire(
+          requirePrincipal(ctx).projectId,
+          rows.length === 1 ? `reading CodeSystem/${rows[0].id}` : `a search returning ${total} concepts`,
+        )
+      : undefined;
+    const release = done ? releaseAfter(withRows.length, done) : undefined;
     try {
       for (let i = 0; i < rows.length; i++) {
         const r = rows[i];
         if (!r.generationId || !r.conceptCount) continue;
         const gen = { id: r.generationId, count: r.conceptCount };
-        if (stream && r.conceptCount >= STREAM_MIN_CONCEPTS) {
+        if (stream) {
           resources[i].concept = streamConceptTree(t.db, t.generations, gen, release);
           holdingLazy(resources[i]);
         } else {
@@ -163,6 +161,7 @@ export class TerminologyStore implements ResourceStore {
       }
     } catch (err) {
       for (const r of resources) closeLazy(r);
+      done?.();
       throw err;
     }
     return resources;
