@@ -151,6 +151,7 @@ export class ConceptGenerations {
   private pins = new Map<string, number>();
   private sweeping: Promise<void> | undefined;
   private again = false;
+  private fullPending = false;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -168,9 +169,9 @@ export class ConceptGenerations {
          WHERE state = 'writing'`,
       );
     }
-    this.timer = setInterval(() => this.kick(), SWEEP_INTERVAL_MS);
+    this.timer = setInterval(() => this.kick(true), SWEEP_INTERVAL_MS);
     this.timer.unref();
-    this.kick();
+    this.kick(true);
   }
 
   /** Stops sweeping (waits for the step in progress). */
@@ -224,14 +225,19 @@ export class ConceptGenerations {
     };
   }
 
-  /** Starts a sweep in the background (or another one after the current, if one is running). */
-  kick(): void {
+  /** Starts a sweep in the background (or another one after the current, if one is running). `full`: also look
+   * for abandoned generations and ones whose CodeSystem row is gone (at start and now and then, not after every
+   * write: those queries look at every live generation). */
+  kick(full = false): void {
     if (this.closed) return;
+    this.fullPending ||= full;
     if (this.sweeping) {
       this.again = true;
       return;
     }
-    this.sweeping = this.sweep()
+    const fullNow = this.fullPending;
+    this.fullPending = false;
+    this.sweeping = this.sweep(fullNow)
       .catch((err: unknown) => this.logger?.warn({ err }, 'could not remove old concept generations'))
       .finally(() => {
         this.sweeping = undefined;
@@ -245,22 +251,13 @@ export class ConceptGenerations {
   /** Waits for a sweep in progress, then sweeps once more (the import CLI, before it exits). */
   async sweepNow(): Promise<void> {
     await this.sweeping?.catch(() => undefined);
-    await this.sweep();
+    await this.sweep(true);
   }
 
-  /** Removes every retired generation no reader here is using, and abandoned ones, in small steps. */
-  async sweep(): Promise<void> {
+  /** Removes every retired generation no reader here is using (and, when `full`, abandoned ones), in small steps. */
+  async sweep(full: boolean): Promise<void> {
     const sql = this.db.sql;
-    // A live generation whose CodeSystem row is gone (removed by other means than this server): retired.
-    await sql(
-      `UPDATE "ConceptGeneration" g SET state = 'retired', "updatedAt" = now() AT TIME ZONE 'UTC'
-       WHERE state = 'live' AND NOT EXISTS (SELECT 1 FROM "CodeSystem" cs WHERE cs.id = g."codeSystemId")`,
-    );
-    await sql(
-      `UPDATE "ConceptGeneration" SET state = 'retired', "updatedAt" = now() AT TIME ZONE 'UTC'
-       WHERE state = 'writing' AND "updatedAt" < (now() AT TIME ZONE 'UTC') - ($1::int * interval '1 millisecond')`,
-      [ABANDONED_AFTER_MS],
-    );
+    if (full) await this.retireLost();
     const batch = deleteBatchSize(this.db);
     const gone: string[] = [];
     for (;;) {
@@ -279,7 +276,7 @@ export class ConceptGenerations {
         for (let to = (max ?? -1) + 1; to > 0; to -= batch) {
           // A reader can pin only a live generation; checked again anyway before every step.
           if (this.closed || this.pins.has(id)) return;
-          await sql(
+          await this.db.backgroundSql(
             `DELETE FROM "Concept" WHERE "generationId" = $1::bigint AND ordinal >= $2 AND ordinal < $3`,
             [id, Math.max(0, to - batch), to],
           );
@@ -290,5 +287,19 @@ export class ConceptGenerations {
         gone.push(id);
       }
     }
+  }
+
+  /** Retires live generations whose CodeSystem row is gone (removed by other means than this server) and, on
+   * any database, writes nobody has touched for ABANDONED_AFTER_MS (their writer crashed). */
+  private async retireLost(): Promise<void> {
+    await this.db.sql(
+      `UPDATE "ConceptGeneration" g SET state = 'retired', "updatedAt" = now() AT TIME ZONE 'UTC'
+       WHERE state = 'live' AND NOT EXISTS (SELECT 1 FROM "CodeSystem" cs WHERE cs.id = g."codeSystemId")`,
+    );
+    await this.db.sql(
+      `UPDATE "ConceptGeneration" SET state = 'retired', "updatedAt" = now() AT TIME ZONE 'UTC'
+       WHERE state = 'writing' AND "updatedAt" < (now() AT TIME ZONE 'UTC') - ($1::int * interval '1 millisecond')`,
+      [ABANDONED_AFTER_MS],
+    );
   }
 }

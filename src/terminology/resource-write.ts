@@ -67,6 +67,7 @@ export async function writeTerminologyResource(
   };
   const batch = insertBatchSize(db);
   if (type === 'ValueSet' || rows.length <= batch) {
+    let replaced = false;
     const saved = await db.transaction(async (sql) => {
       await checkTarget(sql);
       let generation: { id: string; count: number } | undefined;
@@ -74,6 +75,7 @@ export async function writeTerminologyResource(
         const target =
           opts.id ??
           (opts.replaceSame ? await sameUrlVersion(sql, type, opts.projectId, resource, true) : undefined);
+        replaced = target !== undefined;
         const codeSystemId = target ?? crypto.randomUUID();
         generation = { id: await beginGeneration(sql, codeSystemId, 'writing'), count: rows.length };
         await insertConceptRows(sql, generation.id, codeSystemId, rows, batch);
@@ -93,7 +95,7 @@ export async function writeTerminologyResource(
       });
     });
     // The generation a CodeSystem write replaced goes now, in small steps.
-    if (type === 'CodeSystem') generations.kick();
+    if (replaced) generations.kick();
     return saved;
   }
 
@@ -129,7 +131,7 @@ export async function writeTerminologyResource(
         generation: { id: generationId, count: rows.length },
       });
     });
-    generations.kick();
+    if (target) generations.kick();
     return saved;
   } catch (err) {
     await generations.abandon(generationId).catch(() => undefined);
