@@ -3,17 +3,9 @@
 // Subsetted resources carry the SUBSETTED tag (they must not be written back as if whole).
 import { badRequest } from '../core/errors.js';
 import { holdingLazy, holdsLazy, LazyJson } from './lazy-json.js';
-import type { FhirResource } from './types.js';
+import type { FhirResource, Subsetting, SummaryMode } from './types.js';
 
-/** `_summary` values (FHIR R4). `count` is for searches only. */
-export type SummaryMode = 'true' | 'text' | 'data' | 'count' | 'false';
-
-/** What a client asked to get of each resource. */
-export interface Subsetting {
-  summary?: SummaryMode;
-  /** Top-level element names (`_elements`). */
-  elements?: string[];
-}
+export type { Subsetting, SummaryMode };
 
 export const SUBSETTED = {
   system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationValue',

@@ -1,6 +1,5 @@
 // FHIR resource shapes shared by the features, and the store each resource type implements.
 import type { GraphQLContext } from '../graphql/context.js';
-import type { Subsetting } from './subsetting.js';
 
 export interface FhirResource {
   resourceType: string;
@@ -14,6 +13,16 @@ export interface Bundle extends FhirResource {
   type: 'searchset';
   total: number;
   entry: Array<{ fullUrl?: string; resource: FhirResource; search?: { mode: 'match' } }>;
+}
+
+/** `_summary` values (FHIR R4). `count` is for searches only. */
+export type SummaryMode = 'true' | 'text' | 'data' | 'count' | 'false';
+
+/** What a client asked to get of each resource (`_summary`, `_elements`; see src/fhir/subsetting.ts). */
+export interface Subsetting {
+  summary?: SummaryMode;
+  /** Top-level element names (`_elements`). */
+  elements?: string[];
 }
 
 /** Search parameters every store understands (others are refused with 400). */
