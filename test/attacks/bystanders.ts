@@ -49,6 +49,8 @@ export interface BystanderRun {
   worstMs: number;
   worst: string;
   requests: number;
+  /** Slowest request of each kind (ms). */
+  byKind: Record<string, number>;
   /** Requests that did not answer as expected. */
   failures: string[];
 }
@@ -56,7 +58,7 @@ export interface BystanderRun {
 /** Runs the bystander's requests one after another until `stop()`; resolves with what it saw. */
 export function runBystander(base: string, b: Bystander): { stop(): Promise<BystanderRun> } {
   let running = true;
-  const run: BystanderRun = { worstMs: 0, worst: '', requests: 0, failures: [] };
+  const run: BystanderRun = { worstMs: 0, worst: '', requests: 0, byKind: {}, failures: [] };
   const token = b.account.token;
   const timed = async (what: string, fn: () => Promise<boolean>) => {
     const t0 = performance.now();
@@ -68,6 +70,7 @@ export function runBystander(base: string, b: Bystander): { stop(): Promise<Byst
     }
     const ms = performance.now() - t0;
     run.requests++;
+    run.byKind[what] = Math.max(run.byKind[what] ?? 0, Math.round(ms));
     if (!ok && run.failures.length < 20) run.failures.push(`${what}: unexpected answer`);
     if (ms > run.worstMs) {
       run.worstMs = ms;
