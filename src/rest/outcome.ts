@@ -46,6 +46,7 @@ export async function sendFhirStreamed(res: Response, status: number, body: unkn
       if (pending.length < STREAM_PIECE) continue;
       if (!res.headersSent) startStream(res, status);
       if (res.req.method === 'HEAD') break;
+      if (res.destroyed) throw new Error('client closed the connection');
       if (!res.write(pending)) await drained(res);
       pending = '';
     }
@@ -57,7 +58,8 @@ export async function sendFhirStreamed(res: Response, status: number, body: unkn
     res.end(res.req.method === 'HEAD' ? undefined : pending);
   } catch (err) {
     if (!res.headersSent) throw err;
-    res.req.services?.logger.warn({ reqId: res.req.id, err }, 'streamed response failed after its start');
+    if (!res.destroyed)
+      res.req.services?.logger.warn({ reqId: res.req.id, err }, 'streamed response failed after its start');
     res.destroy();
   } finally {
     await pieces.return(undefined);
@@ -73,6 +75,10 @@ function startStream(res: Response, status: number): void {
 /** Resolves when the response can take more; rejects when the client went away. */
 function drained(res: Response): Promise<void> {
   return new Promise<void>((resolve, reject) => {
+    if (res.destroyed) {
+      reject(new Error('client closed the connection'));
+      return;
+    }
     const done = (): void => {
       res.off('drain', done);
       res.off('close', gone);

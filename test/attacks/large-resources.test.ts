@@ -240,6 +240,33 @@ describe('a CodeSystem of 60,000 concepts', () => {
     expect(run.body.error).toMatch(/INLINE_MAX_CONCEPTS/);
   }, 60_000);
 
+  it('clients that go away mid-stream free their large-request slots (the next two reads stream)', async () => {
+    for (let i = 0; i < 2; i++) {
+      const abort = new AbortController();
+      const r = await fetch(`${target.base}fhir/R4/CodeSystem/${bigId}`, {
+        signal: abort.signal,
+        headers: authorized(),
+      });
+      expect(r.status).toBe(200);
+      const reader = r.body!.getReader();
+      await reader.read();
+      abort.abort();
+    }
+    // The server notices the closed connections as it writes its next pieces.
+    await new Promise((r) => setTimeout(r, 1000));
+    const statuses = await Promise.all(
+      [0, 1].map(async () => {
+        const r = await fetch(`${target.base}fhir/R4/CodeSystem/${bigId}?_elements=url,concept`, {
+          headers: authorized(),
+        });
+        await r.text();
+        return r.status;
+      }),
+    );
+    expect(statuses).toEqual([200, 200]);
+    expect((await fetch(`${target.base}healthz`)).status).toBe(200);
+  }, 60_000);
+
   it('PUT replaces it while a GET streams: the GET sees one whole version, later GETs the new one', async () => {
     const reading = fetch(`${target.base}fhir/R4/CodeSystem/${bigId}`, { headers: authorized() }).then(
       async (r) => ({ status: r.status, text: await r.text() }),
