@@ -6,6 +6,7 @@
 // connection for the whole read).
 import type { Database, Row } from '../db/database.js';
 import { yieldIfHeld } from '../core/turns.js';
+import { ApiError } from '../core/errors.js';
 import type { ConceptGenerations } from './generations.js';
 
 /** Rows per page: PGlite parses a page on the event loop, so its pages stay a few milliseconds long. */
@@ -13,8 +14,16 @@ export function pageSize(db: Pick<Database, 'kind'>): number {
   return db.kind === 'pglite' ? 500 : 5000;
 }
 
-/** Thrown when a generation had fewer rows than its recorded count: it was removed while being read. */
-export class GenerationGoneError extends Error {}
+/** Thrown when a generation had fewer rows than its recorded count: it was removed while being read (another
+ * instance's sweep between the reader's look at the CodeSystem row and its snapshot). A 503: retrying reads the
+ * new one. */
+export class GenerationGoneError extends ApiError {
+  constructor(readonly detail: string) {
+    super(503, 'exception', 'The CodeSystem changed while it was read: retry', {
+      headers: { 'Retry-After': '1' },
+    });
+  }
+}
 
 /**
  * Calls `onPage` with the rows of a generation in document order, `columns` selected (must include `ordinal`), a

@@ -5,10 +5,9 @@ import type { Database } from '../db/database.js';
 import { yieldIfHeld } from '../core/turns.js';
 import { LazyJson } from '../fhir/lazy-json.js';
 import type { CodeSystemConcept, ConceptInput } from './engine/types.js';
-import { conceptPageStream, GenerationGoneError, readConceptPages } from './concept-pages.js';
+import { conceptPageStream, readConceptPages } from './concept-pages.js';
 import { ConceptTreeBuilder, ConceptTreeText, TREE_ROW_COLUMNS, type TreeRow } from './concept-tree.js';
 import type { ConceptGenerations } from './generations.js';
-import { ApiError } from '../core/errors.js';
 
 /** A CodeSystem with at least this many concepts is streamed by REST (and is a large request); smaller ones are
  * returned whole (a few pages). */
@@ -29,13 +28,9 @@ export async function loadConceptTree(
   gen: GenerationRef,
 ): Promise<CodeSystemConcept[]> {
   const tree = new ConceptTreeBuilder();
-  try {
-    await readConceptPages<PagedRow>(db, generations, gen.id, TREE_ROW_COLUMNS, gen.count, (rows) => {
-      for (const r of rows) tree.push(r);
-    });
-  } catch (err) {
-    throw changedWhileRead(err);
-  }
+  await readConceptPages<PagedRow>(db, generations, gen.id, TREE_ROW_COLUMNS, gen.count, (rows) => {
+    for (const r of rows) tree.push(r);
+  });
   return tree.roots;
 }
 
@@ -49,31 +44,19 @@ export function streamConceptTree(
 ): LazyJson {
   return new LazyJson(async function* () {
     const tree = new ConceptTreeText();
-    try {
-      for await (const rows of conceptPageStream<PagedRow>(
-        db,
-        generations,
-        gen.id,
-        TREE_ROW_COLUMNS,
-        gen.count,
-      )) {
-        let text = '';
-        for (const r of rows) text += tree.push(r);
-        yield text;
-      }
-    } catch (err) {
-      throw changedWhileRead(err);
+    for await (const rows of conceptPageStream<PagedRow>(
+      db,
+      generations,
+      gen.id,
+      TREE_ROW_COLUMNS,
+      gen.count,
+    )) {
+      let text = '';
+      for (const r of rows) text += tree.push(r);
+      yield text;
     }
     yield tree.end();
   }, onClose);
-}
-
-function changedWhileRead(err: unknown): unknown {
-  return err instanceof GenerationGoneError
-    ? new ApiError(503, 'exception', 'The CodeSystem changed while it was read: retry', {
-        headers: { 'Retry-After': '1' },
-      })
-    : err;
 }
 
 /** A write's concept row as the tree wants it. */
