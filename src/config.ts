@@ -93,6 +93,13 @@ export interface Config {
   };
   /** Deepest nesting of a JSON request body (objects and arrays). */
   jsonMaxDepth: number;
+  /** Large requests (a JSON body over 1 MiB, a read streaming a CodeSystem of 10,000 concepts or more) running at
+   * once per project (over it: 429). */
+  largeRequestsPerProject: number;
+  /** Large requests running at once on this instance, all projects (over it: 429). */
+  largeRequestsMax: number;
+  /** Most concepts a CodeSystem may have to be returned whole by GraphQL or to a bot (REST streams any size). */
+  inlineMaxConcepts: number;
   /** Origins allowed to call /graphql from a browser (CORS); empty: no CORS headers. */
   corsOrigins: string[];
   /** Milliseconds a client has to send a whole request (headers and body); then 408 and the connection closes. */
@@ -285,6 +292,9 @@ function fromEnv(env: Env): Config {
       introspection: bool('GRAPHQL_INTROSPECTION', env.NODE_ENV !== 'production'),
     },
     jsonMaxDepth: int('JSON_MAX_DEPTH', 256),
+    largeRequestsPerProject: int('LARGE_REQUESTS_PER_PROJECT', 2),
+    largeRequestsMax: int('LARGE_REQUESTS_MAX', 4),
+    inlineMaxConcepts: int('INLINE_MAX_CONCEPTS', 20_000),
     corsOrigins: (env.CORS_ORIGINS ?? '')
       .split(',')
       .map((o) => o.trim())

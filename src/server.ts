@@ -8,6 +8,7 @@ import pino, { type Logger } from 'pino';
 import { loadConfig, type Config, type Env } from './config.js';
 import { openDatabase } from './db/database.js';
 import { ResourceRegistry } from './fhir/registry.js';
+import { LargeRequests } from './fhir/large-requests.js';
 import { createContext, type Services } from './graphql/context.js';
 import { executor } from './graphql/executor.js';
 import type { HttpApi } from './rest/api.js';
@@ -93,7 +94,11 @@ async function assemble(
     logger,
   });
   // Tests on an in-memory database keep no files beside it.
-  const deps = { config, db, logger, dataDir: opts.inMemory ? undefined : config.dataDir };
+  const large = new LargeRequests({
+    perProject: config.largeRequestsPerProject,
+    max: config.largeRequestsMax,
+  });
+  const deps = { config, db, logger, dataDir: opts.inMemory ? undefined : config.dataDir, large };
   const auth = await authFeature(deps);
   const bots = botsFeature(deps);
   const terminology = terminologyFeature(deps);
@@ -102,7 +107,7 @@ async function assemble(
   const features: Feature[] = [auth, bots, terminology, fhir];
   // Routes in the order requests look for them: $expand first (the hottest), the generic resource routes last.
   const routeOrder: Feature[] = [terminology, bots, auth, fhir];
-  const registry = new ResourceRegistry();
+  const registry = new ResourceRegistry(large);
   for (const f of features)
     for (const [type, store] of Object.entries(f.stores ?? {})) registry.register(type, store);
   const services: Services = {
@@ -174,5 +179,6 @@ function httpApi(services: Services, features: Feature[]): HttpApi {
     resourceTypes: () => fhir.types(),
     operations: features.flatMap((f) => f.operations ?? []),
     publicJwk: auth.keys.publicJwk,
+    large: fhir.large,
   };
 }

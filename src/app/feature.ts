@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { ResourceStore } from '../fhir/types.js';
+import type { LargeRequests } from '../fhir/large-requests.js';
 import type { Services } from '../graphql/context.js';
 import type { FeatureRoutes } from '../rest/app.js';
 import type { DeclaredOperation } from '../rest/api.js';
@@ -14,6 +15,8 @@ export interface FeatureDeps {
   logger: Logger;
   /** A folder for files the server keeps beside its data (none for an in-memory test server). */
   dataDir?: string;
+  /** The budget of large requests (big bodies, streamed reads) the stores and the HTTP layer share. */
+  large: LargeRequests;
 }
 
 /** One feature of the server. Its GraphQL types are part of the one static schema (src/graphql/schema.ts). */

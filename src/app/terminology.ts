@@ -8,18 +8,19 @@ import { FILTER_RULE, terminologyRoutes } from '../rest/terminology-routes.js';
 import type { Feature, FeatureDeps } from './feature.js';
 
 /** The terminology feature, with its service. */
-export function terminologyFeature({ config, db, logger, dataDir }: FeatureDeps): Feature & {
+export function terminologyFeature({ config, db, logger, dataDir, large }: FeatureDeps): Feature & {
   service: TerminologyService;
 } {
   const service = new TerminologyService(db, logger, expandLimitsOf(config), {
     indexDir: dataDir ? path.join(dataDir, 'terminology-index') : undefined,
     indexBudgetBytes: config.terminologyIndexBudgetMb * 1024 * 1024,
   });
+  const limits = { inlineMaxConcepts: config.inlineMaxConcepts, large };
   return {
     service,
     stores: {
-      CodeSystem: new TerminologyStore('CodeSystem', service),
-      ValueSet: new TerminologyStore('ValueSet', service),
+      CodeSystem: new TerminologyStore('CodeSystem', service, limits),
+      ValueSet: new TerminologyStore('ValueSet', service, limits),
     },
     operations: [{ resourceType: 'ValueSet', name: 'expand', documentation: FILTER_RULE }],
     routes: terminologyRoutes,
@@ -31,5 +32,6 @@ export function terminologyFeature({ config, db, logger, dataDir }: FeatureDeps)
         if (r.loaded) await db.notify(CHANGED_CHANNEL, '*');
       }
     },
+    close: () => service.close(),
   };
 }

@@ -11,6 +11,7 @@ import { PrismaClient } from '../generated/prisma/client.js';
 import { runMigrations } from './migrate.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { durableStartParams, SyncingNodeFS, type SyncStats } from './fsync.js';
+import { backgroundQuery, giveTurns } from './pglite-turns.js';
 import type { Logger } from 'pino';
 
 export type Row = Record<string, unknown>;
@@ -25,6 +26,9 @@ export interface Database {
   prisma: PrismaClient;
   /** Runs one parameterised statement and returns its rows. */
   sql<T extends Row = Row>(text: string, params?: unknown[]): Promise<T[]>;
+  /** `sql` for one statement of bulk work (a big write's batches, a big read's pages, removals): on the embedded
+   * database it lets other requests' statements go first (src/db/pglite-turns.ts); on PostgreSQL it is `sql`. */
+  backgroundSql<T extends Row = Row>(text: string, params?: unknown[]): Promise<T[]>;
   /** Runs fn in a transaction on one connection; `sql` inside it is that connection's. */
   transaction<T>(fn: (sql: Database['sql']) => Promise<T>): Promise<T>;
   /** Sends a notification to every instance listening on channel (this one included), after commit. */
@@ -97,6 +101,7 @@ async function openPGlite(opts: OpenOptions): Promise<Database> {
     unlock();
     throw err;
   }
+  giveTurns(client);
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) });
   let socket: PGLiteSocketServer | undefined;
   if (opts.pgliteSocketPort) {
@@ -118,6 +123,7 @@ async function openPGlite(opts: OpenOptions): Promise<Database> {
     kind: 'pglite',
     prisma,
     sql,
+    backgroundSql: (text, params) => backgroundQuery(text, (marked) => sql(marked, params)),
     transaction: (fn) =>
       client.transaction(async (tx) =>
         fn(async <T extends Row>(text: string, params?: unknown[]) => {
@@ -212,6 +218,7 @@ async function openPostgres(opts: OpenOptions): Promise<Database> {
     kind: 'postgres',
     prisma,
     sql,
+    backgroundSql: sql,
     async transaction(fn) {
       const c = await pool.connect();
       try {

@@ -5,14 +5,29 @@ import { badRequest } from '../core/errors.js';
 import { validateResourceBody } from './registry.js';
 import type { Bundle } from './types.js';
 import { fhirBaseUrl } from '../config.js';
+import { holdingLazy, holdsLazy, streamingAllowed } from './lazy-json.js';
+import { parseSubsetting, subset } from './subsetting.js';
 
 builder.queryField('readResource', (t) =>
   t.field({
     type: 'JSON',
-    args: { resourceType: t.arg.string({ required: true }), id: t.arg.string({ required: true }) },
-    resolve: (_r, args, ctx) => {
+    description:
+      'Read by id; `summary` and `elements` are FHIR `_summary` (true, text, data, false) and `_elements`.',
+    args: {
+      resourceType: t.arg.string({ required: true }),
+      id: t.arg.string({ required: true }),
+      summary: t.arg.string(),
+      elements: t.arg.string(),
+    },
+    resolve: async (_r, args, ctx) => {
       const caller = requireCaller(ctx);
-      return ctx.services.fhir.get(args.resourceType).read(caller, args.id);
+      const s = parseSubsetting(args.summary ?? undefined, args.elements ?? undefined, false);
+      return subset(
+        await ctx.services.fhir
+          .get(args.resourceType)
+          .read(caller, args.id, s, { stream: streamingAllowed(ctx) }),
+        s,
+      );
     },
   }),
 );
@@ -20,7 +35,9 @@ builder.queryField('readResource', (t) =>
 builder.queryField('searchResources', (t) =>
   t.field({
     type: 'JSON',
-    description: 'Search by url, version, identifier or name; returns a searchset Bundle.',
+    description:
+      'Search by url, version, identifier or name; returns a searchset Bundle. `summary` and `elements` are ' +
+      'FHIR `_summary` (true, text, data, count, false) and `_elements`.',
     args: {
       resourceType: t.arg.string({ required: true }),
       url: t.arg.string(),
@@ -29,10 +46,13 @@ builder.queryField('searchResources', (t) =>
       name: t.arg.string(),
       count: t.arg.int(),
       offset: t.arg.int(),
+      summary: t.arg.string(),
+      elements: t.arg.string(),
     },
     resolve: async (_r, args, ctx): Promise<Bundle> => {
       const caller = requireCaller(ctx);
-      const count = args.count ?? 20;
+      const s = parseSubsetting(args.summary ?? undefined, args.elements ?? undefined, true);
+      const count = s.summary === 'count' ? 0 : (args.count ?? 20);
       const offset = args.offset ?? 0;
       if (count < 0 || count > 1000) throw badRequest('_count must be between 0 and 1000', ['_count']);
       if (offset < 0) throw badRequest('_offset must not be negative', ['_offset']);
@@ -44,18 +64,23 @@ builder.queryField('searchResources', (t) =>
         name: args.name ?? undefined,
         count,
         offset,
+        subsetting: s,
+        stream: streamingAllowed(ctx),
       });
       const base = `${fhirBaseUrl(ctx.services.config)}/`;
-      return {
-        resourceType: 'Bundle',
-        type: 'searchset',
-        total,
-        entry: resources.map((r) => ({
+      const entry = resources.map((found) => {
+        const r = subset(found, s);
+        const e = {
           fullUrl: `${base}${r.resourceType}/${r.id}`,
           resource: r,
-          search: { mode: 'match' },
-        })),
-      };
+          search: { mode: 'match' as const },
+        };
+        return holdsLazy(r) ? holdingLazy(e) : e;
+      });
+      const bundle: Bundle = { resourceType: 'Bundle', type: 'searchset', total, entry };
+      // Entries streamed by the REST layer (big CodeSystems): the Bundle is written piece by piece too.
+      if (entry.some((e) => holdsLazy(e))) holdingLazy(entry);
+      return holdsLazy(entry) ? holdingLazy(bundle) : bundle;
     },
   }),
 );
@@ -70,7 +95,9 @@ builder.mutationField('createResource', (t) =>
     resolve: (_r, args, ctx) => {
       const caller = requireCaller(ctx);
       const store = ctx.services.fhir.get(args.resourceType);
-      return store.create(caller, validateResourceBody(args.resource, args.resourceType));
+      return store.create(caller, validateResourceBody(args.resource, args.resourceType), {
+        stream: streamingAllowed(ctx),
+      });
     },
   }),
 );
@@ -86,7 +113,9 @@ builder.mutationField('updateResource', (t) =>
     resolve: (_r, args, ctx) => {
       const caller = requireCaller(ctx);
       const store = ctx.services.fhir.get(args.resourceType);
-      return store.update(caller, args.id, validateResourceBody(args.resource, args.resourceType, args.id));
+      return store.update(caller, args.id, validateResourceBody(args.resource, args.resourceType, args.id), {
+        stream: streamingAllowed(ctx),
+      });
     },
   }),
 );

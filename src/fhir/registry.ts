@@ -1,10 +1,17 @@
 // Which resource types are served, and by which store. Features register their stores at start.
 import { ApiError, badRequest } from '../core/errors.js';
 import type { FhirResource, ResourceStore } from './types.js';
+import { LargeRequests } from './large-requests.js';
 
-/** Resource stores by resource type. */
+/** Resource stores by resource type, and the budget of large requests they share. */
 export class ResourceRegistry {
   private stores = new Map<string, ResourceStore>();
+  /** Large requests in progress (README "Operations", Limits). */
+  readonly large: LargeRequests;
+
+  constructor(large: LargeRequests = new LargeRequests({ perProject: 2, max: 4 })) {
+    this.large = large;
+  }
 
   register(resourceType: string, store: ResourceStore): void {
     this.stores.set(resourceType, store);

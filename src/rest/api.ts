@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Principal, RequestFacts } from '../core/caller.js';
 import type { GraphQLContext } from '../graphql/context.js';
+import type { LargeRequests } from '../fhir/large-requests.js';
 
 /** An operation a feature declares for the CapabilityStatement. */
 export interface DeclaredOperation {
@@ -33,4 +34,6 @@ export interface HttpApi {
   readonly operations: readonly DeclaredOperation[];
   /** The public key tokens are signed with, as a JWK. */
   readonly publicJwk: object;
+  /** The budget of large requests (a JSON body over 1 MiB takes a slot before it is read). */
+  readonly large: LargeRequests;
 }

@@ -9,13 +9,14 @@ import { runOperation } from '../graphql/executor.js';
 import type { HttpApi } from './api.js';
 import { contextFor } from './request.js';
 import { asyncHandler, requireAuth } from './middleware.js';
-import { operationOutcome, sendFhir } from './outcome.js';
+import { operationOutcome, sendFhir, sendFhirStreamed } from './outcome.js';
+import { allowStreaming } from '../fhir/lazy-json.js';
 import { capabilityStatement } from './capability.js';
 import { fhirBaseUrl } from '../config.js';
 
 const ReadDoc = graphql(`
-  query RestRead($resourceType: String!, $id: String!) {
-    readResource(resourceType: $resourceType, id: $id)
+  query RestRead($resourceType: String!, $id: String!, $summary: String, $elements: String) {
+    readResource(resourceType: $resourceType, id: $id, summary: $summary, elements: $elements)
   }
 `);
 const SearchDoc = graphql(`
@@ -27,6 +28,8 @@ const SearchDoc = graphql(`
     $name: String
     $count: Int
     $offset: Int
+    $summary: String
+    $elements: String
   ) {
     searchResources(
       resourceType: $resourceType
@@ -36,6 +39,8 @@ const SearchDoc = graphql(`
       name: $name
       count: $count
       offset: $offset
+      summary: $summary
+      elements: $elements
     )
   }
 `);
@@ -62,6 +67,8 @@ const SEARCH_PARAMS = new Set([
   'name',
   '_count',
   '_offset',
+  '_summary',
+  '_elements',
   '_format',
   '_pretty',
 ]);
@@ -85,6 +92,13 @@ function checkType(type: string): void {
 
 function checkId(id: string): void {
   if (!isFhirId(id)) throw badRequest(`Invalid resource id: ${id}`, ['id']);
+}
+
+/** The context of a FHIR request whose response may stream (big CodeSystems' concepts). */
+function streamingContext(req: Parameters<RequestHandler>[0]): ReturnType<typeof contextFor> {
+  const ctx = contextFor(req);
+  allowStreaming(ctx);
+  return ctx;
 }
 
 function withHeaders(res: Parameters<RequestHandler>[1], resource: FhirResource): void {
@@ -117,10 +131,12 @@ export function fhirRoutes(r: IRouter, base: string, _api: HttpApi, jsonParser: 
           name: stringParam(q.name, 'name'),
           count: intParam(q._count, '_count'),
           offset: intParam(q._offset, '_offset'),
+          summary: stringParam(q._summary, '_summary'),
+          elements: stringParam(q._elements, '_elements'),
         },
-        contextFor(req),
+        streamingContext(req),
       );
-      sendFhir(res, 200, data.searchResources);
+      await sendFhirStreamed(res, 200, data.searchResources);
     }),
   );
 
@@ -133,12 +149,12 @@ export function fhirRoutes(r: IRouter, base: string, _api: HttpApi, jsonParser: 
       const data = await runOperation(
         CreateDoc,
         { resourceType: String(req.params.type), resource: requireBody(req.body) },
-        contextFor(req),
+        streamingContext(req),
       );
       const created = data.createResource as FhirResource;
       withHeaders(res, created);
       res.setHeader('Location', `${fhirBaseUrl(req.api.config)}/${created.resourceType}/${created.id}`);
-      sendFhir(res, 201, created);
+      await sendFhirStreamed(res, 201, created);
     }),
   );
 
@@ -150,12 +166,17 @@ export function fhirRoutes(r: IRouter, base: string, _api: HttpApi, jsonParser: 
       checkId(String(req.params.id));
       const data = await runOperation(
         ReadDoc,
-        { resourceType: String(req.params.type), id: String(req.params.id) },
-        contextFor(req),
+        {
+          resourceType: String(req.params.type),
+          id: String(req.params.id),
+          summary: stringParam(req.query._summary, '_summary'),
+          elements: stringParam(req.query._elements, '_elements'),
+        },
+        streamingContext(req),
       );
       const resource = data.readResource as FhirResource;
       withHeaders(res, resource);
-      sendFhir(res, 200, resource);
+      await sendFhirStreamed(res, 200, resource);
     }),
   );
 
@@ -169,11 +190,11 @@ export function fhirRoutes(r: IRouter, base: string, _api: HttpApi, jsonParser: 
       const data = await runOperation(
         UpdateDoc,
         { resourceType: String(req.params.type), id: String(req.params.id), resource: requireBody(req.body) },
-        contextFor(req),
+        streamingContext(req),
       );
       const resource = data.updateResource as FhirResource;
       withHeaders(res, resource);
-      sendFhir(res, 200, resource);
+      await sendFhirStreamed(res, 200, resource);
     }),
   );
 

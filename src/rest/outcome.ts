@@ -1,6 +1,8 @@
 // OperationOutcome and OAuth2 error responses, and the mapping from thrown errors to them.
 import type { Request, Response } from 'express';
 import { ApiError, operationOutcome } from '../core/errors.js';
+import { yieldIfHeld } from '../core/turns.js';
+import { closeLazy, holdsLazy, LazyJson } from '../fhir/lazy-json.js';
 
 export { operationOutcome };
 
@@ -11,11 +13,118 @@ export function sendFhir(res: Response, status: number, body: unknown): void {
   // Written directly rather than through res.send: this is every FHIR response, and send's generic work
   // (type sniffing, freshness checks) showed up in profiles of the $expand hot path. As a Buffer: a string body
   // is concatenated with the header block into a new heap string before it is written, a copy per response.
-  const bytes = Buffer.from(JSON.stringify(body));
+  sendBytes(res, status, Buffer.from(JSON.stringify(body)));
+}
+
+function sendBytes(res: Response, status: number, bytes: Buffer): void {
   res.statusCode = status;
   res.setHeader('Content-Type', FHIR_JSON);
   res.setHeader('Content-Length', bytes.length);
   res.end(res.req.method === 'HEAD' ? undefined : bytes);
+}
+
+/** Bytes gathered before a write while streaming (and before the status line: an error in the first piece, such
+ * as a refused large read, is still an error response). */
+const STREAM_PIECE = 64 * 1024;
+
+/**
+ * Sends a FHIR JSON body that may hold streamed values (LazyJson: a big CodeSystem's concepts): written in pieces
+ * with chunked encoding, at the client's pace, the event loop getting turns in between. Other bodies: sendFhir.
+ * An error after the status line was sent ends the connection (the client sees a truncated transfer, never a
+ * resource that looks whole).
+ */
+export async function sendFhirStreamed(res: Response, status: number, body: unknown): Promise<void> {
+  if (!holdsLazy(body)) {
+    sendFhir(res, status, body);
+    return;
+  }
+  const pieces = jsonPieces(body);
+  try {
+    let pending = '';
+    for await (const piece of pieces) {
+      pending += piece;
+      if (pending.length < STREAM_PIECE) continue;
+      if (!res.headersSent) startStream(res, status);
+      if (res.req.method === 'HEAD') break;
+      if (res.destroyed) throw new Error('client closed the connection');
+      if (!res.write(pending)) await drained(res);
+      pending = '';
+    }
+    if (!res.headersSent) {
+      // Small after all: one ordinary response.
+      sendBytes(res, status, Buffer.from(pending));
+      return;
+    }
+    res.end(res.req.method === 'HEAD' ? undefined : pending);
+  } catch (err) {
+    if (!res.headersSent) throw err;
+    if (!res.destroyed)
+      res.req.api?.logger.warn({ reqId: res.req.id, err }, 'streamed response failed after its start');
+    res.destroy();
+  } finally {
+    await pieces.return(undefined);
+    closeLazy(body);
+  }
+}
+
+function startStream(res: Response, status: number): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', FHIR_JSON);
+}
+
+/** Resolves when the response can take more; rejects when the client went away. */
+function drained(res: Response): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (res.destroyed) {
+      reject(new Error('client closed the connection'));
+      return;
+    }
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', gone);
+      resolve();
+    };
+    const gone = (): void => {
+      res.off('drain', done);
+      res.off('close', gone);
+      reject(new Error('client closed the connection'));
+    };
+    res.on('drain', done);
+    res.on('close', gone);
+  });
+}
+
+/** The JSON text of a value holding LazyJson values, in pieces (JSON.stringify's rules for everything else). */
+async function* jsonPieces(value: unknown): AsyncGenerator<string> {
+  if (value instanceof LazyJson) {
+    yield* value.chunks();
+    return;
+  }
+  if (!holdsLazy(value)) {
+    yield JSON.stringify(value) ?? 'null';
+    return;
+  }
+  if (Array.isArray(value)) {
+    yield '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) yield ',';
+      const v: unknown = value[i];
+      yield* jsonPieces(v === undefined || typeof v === 'function' || typeof v === 'symbol' ? null : v);
+      const t = yieldIfHeld();
+      if (t) await t;
+    }
+    yield ']';
+    return;
+  }
+  let first = true;
+  yield '{';
+  for (const [k, v] of Object.entries(value)) {
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+    yield (first ? '' : ',') + JSON.stringify(k) + ':';
+    first = false;
+    yield* jsonPieces(v);
+  }
+  yield '}';
 }
 
 /** Maps any error to a response: OperationOutcome (FHIR and auth paths) or OAuth2 error JSON (/oauth2/*). */

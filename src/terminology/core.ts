@@ -60,6 +60,11 @@ export async function loadCoreTerminology(
          SELECT id FROM "CodeSystem" WHERE "projectId" IS NULL AND source = 'core'
          UNION ALL SELECT id FROM "ValueSet" WHERE "projectId" IS NULL AND source = 'core')`,
     );
+    // Their concepts with them (the loader runs at start, in one transaction, as before concept generations).
+    await sql(
+      `DELETE FROM "ConceptGeneration" WHERE "codeSystemId" IN
+         (SELECT id FROM "CodeSystem" WHERE "projectId" IS NULL AND source = 'core')`,
+    );
     await sql(`DELETE FROM "CodeSystem" WHERE "projectId" IS NULL AND source = 'core'`);
     await sql(`DELETE FROM "ValueSet" WHERE "projectId" IS NULL AND source = 'core'`);
 
@@ -83,8 +88,16 @@ export async function loadCoreTerminology(
     await insertRows(sql, 'CodeSystem', cs);
     await insertRows(sql, 'ValueSet', vs);
     let concepts = 0;
-    const all: Array<[string, number, ConceptInput]> = [];
-    for (const c of cs) c.concepts.forEach((row, i) => all.push([c.id, i, row]));
+    // One live concept generation per code system (README "Terminology", Storage).
+    const gens = await sql<{ id: string; codeSystemId: string }>(
+      `INSERT INTO "ConceptGeneration" ("codeSystemId", state, "conceptCount", "updatedAt")
+       SELECT c, 'live', n, now() AT TIME ZONE 'UTC' FROM unnest($1::uuid[], $2::int[]) AS t(c, n)
+       RETURNING id::text AS id, "codeSystemId"`,
+      [cs.map((c) => c.id), cs.map((c) => c.concepts.length)],
+    );
+    const genOf = new Map(gens.map((g) => [g.codeSystemId, g.id]));
+    const all: Array<[string, number, ConceptInput, string]> = [];
+    for (const c of cs) c.concepts.forEach((row, i) => all.push([c.id, i, row, genOf.get(c.id)!]));
     for (let s = 0; s < all.length; s += 5000) {
       await insertConceptBatch(sql, all.slice(s, s + 5000));
       concepts = Math.min(all.length, s + 5000);
@@ -149,14 +162,17 @@ async function insertRows(
   }
 }
 
-async function insertConceptBatch(sql: Sql, batch: Array<[string, number, ConceptInput]>): Promise<void> {
+async function insertConceptBatch(
+  sql: Sql,
+  batch: Array<[string, number, ConceptInput, string]>,
+): Promise<void> {
   await sql(
     `INSERT INTO "Concept" ("codeSystemId", ordinal, code, display, definition, parents, "notSelectable", inactive,
-       status, designations, properties)
+       status, designations, properties, "generationId")
      SELECT cs::uuid, o, c, d, df, CASE WHEN p = '' THEN '{}'::text[] ELSE string_to_array(p, chr(31)) END,
-       ns, ia, st, ds::jsonb, pr::jsonb
+       ns, ia, st, ds::jsonb, pr::jsonb, g::bigint
      FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bool[], $8::bool[],
-       $9::text[], $10::text[], $11::text[]) AS t(cs, o, c, d, df, p, ns, ia, st, ds, pr)`,
+       $9::text[], $10::text[], $11::text[], $12::text[]) AS t(cs, o, c, d, df, p, ns, ia, st, ds, pr, g)`,
     [
       batch.map((b) => b[0]),
       batch.map((b) => b[1]),
@@ -169,6 +185,7 @@ async function insertConceptBatch(sql: Sql, batch: Array<[string, number, Concep
       batch.map((b) => b[2].status ?? null),
       batch.map((b) => (b[2].designations ? JSON.stringify(b[2].designations) : null)),
       batch.map((b) => (b[2].properties ? JSON.stringify(b[2].properties) : null)),
+      batch.map((b) => b[3]),
     ],
   );
 }

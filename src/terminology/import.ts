@@ -12,8 +12,10 @@ import { CodeSystemIndex } from './engine/code-system-index.js';
 import { codeSystemMetaOf, flattenCodeSystemConcepts } from './engine/flatten.js';
 import { writeIndexFile } from './engine/index-file.js';
 import type { CodeSystemResource, ConceptInput } from './engine/types.js';
-import { saveResource, validateCodeSystem, validateValueSet, type TerminologyType } from './repository.js';
+import { validateCodeSystem, validateValueSet, type TerminologyType } from './repository.js';
 import { CHANGED_CHANNEL, indexFileOf, indexStamp } from './service.js';
+import { ConceptGenerations } from './generations.js';
+import { writeTerminologyResource } from './resource-write.js';
 
 export interface ImportProgress {
   /** A resource is about to be written (concepts: its concept count, 0 for a ValueSet). */
@@ -198,6 +200,8 @@ export async function importFiles(
   options: ImportOptions = {},
 ): Promise<ImportResult> {
   const result: ImportResult = { resources: [], skipped: [] };
+  // Concepts are written as complete generations, as the server writes them (README "Terminology", Storage).
+  const generations = new ConceptGenerations(db);
   try {
     for (const file of files) {
       for await (const { where, resource } of readResources(file)) {
@@ -208,7 +212,7 @@ export async function importFiles(
           continue;
         }
         try {
-          result.resources.push(await importOne(db, type, r!, projectId, progress, options));
+          result.resources.push(await importOne(db, generations, type, r!, projectId, progress, options));
         } catch (err) {
           if (!(err instanceof ApiError)) throw err;
           result.skipped.push({ where, reason: err.message });
@@ -218,12 +222,15 @@ export async function importFiles(
   } finally {
     // Running servers (PostgreSQL) drop what they cached; a PGlite server is not running during an import.
     if (result.resources.length > 0) await db.notify(CHANGED_CHANNEL, '*').catch(() => undefined);
+    // The generations the import replaced are removed before it ends.
+    await generations.sweepNow();
   }
   return result;
 }
 
 async function importOne(
   db: Database,
+  generations: ConceptGenerations,
   type: TerminologyType,
   resource: Record<string, unknown>,
   projectId: string | null,
@@ -240,14 +247,12 @@ async function importOne(
   const url = typeof resource.url === 'string' ? resource.url : undefined;
   const version = typeof resource.version === 'string' ? resource.version : undefined;
   progress.onResourceStart?.(type, url, concepts?.length ?? 0);
-  const saved = await db.transaction((sql) =>
-    saveResource(sql, type, resource, {
-      projectId,
-      replaceSame: true,
-      concepts,
-      onProgress: progress.onConcepts,
-    }),
-  );
+  const saved = await writeTerminologyResource(db, generations, type, resource, {
+    projectId,
+    replaceSame: true,
+    concepts,
+    onProgress: progress.onConcepts,
+  });
   if (concepts && concepts.length >= 10_000 && options.indexDir) {
     await writeImportedIndex(
       db,

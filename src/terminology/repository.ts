@@ -1,17 +1,13 @@
 // Storage of CodeSystem and ValueSet resources: one row per resource (JSON without concepts), Concept rows for
-// code system content, TerminologyIdentifier rows for search. Bulk paths use raw SQL with unnest() arrays, so a
-// batch of thousands of concepts is one statement with a handful of bind parameters (PostgreSQL allows 65,535).
+// code system content (in generations: src/terminology/generations.ts), TerminologyIdentifier rows for search.
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest, notFound } from '../core/errors.js';
 import type { FhirResource } from '../fhir/types.js';
-import { flattenCodeSystemConcepts } from './engine/flatten.js';
-import type { CodeSystemConcept, CodeSystemResource, ConceptInput, ConceptProperty } from './engine/types.js';
+import type { CodeSystemConcept, CodeSystemResource } from './engine/types.js';
+import { publishGeneration, retireLive } from './generations.js';
 
 export type Sql = Database['sql'];
 export type TerminologyType = 'CodeSystem' | 'ValueSet';
-
-/** Rows per INSERT statement: big enough to amortise the round trip, small enough to keep memory flat. */
-export const CONCEPT_BATCH = 5000;
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -71,6 +67,15 @@ function str(v: unknown): string | null {
 
 /** Checks the parts of a CodeSystem the server relies on; duplicate codes are a 400. */
 export function validateCodeSystem(cs: CodeSystemResource): void {
+  for (const _ of validateCodeSystemSteps(cs));
+}
+
+/** Concepts checked between two steps of validateCodeSystemSteps. */
+const VALIDATE_STEP = 5000;
+
+/** validateCodeSystem in steps (yields after every VALIDATE_STEP concepts), for callers that give the event loop a
+ * turn in between. */
+export function* validateCodeSystemSteps(cs: CodeSystemResource): Generator<void, void, void> {
   if (cs.url !== undefined && typeof cs.url !== 'string')
     throw badRequest('CodeSystem.url must be a string', ['CodeSystem.url']);
   if (cs.concept !== undefined && !Array.isArray(cs.concept))
@@ -85,7 +90,9 @@ export function validateCodeSystem(cs: CodeSystemResource): void {
     return (p.length > 300 ? `${p.slice(0, 120)}...${p.slice(-120)}` : p) + extra;
   };
   if (cs.concept !== undefined) stack.push({ list: cs.concept, i: -1 });
+  let checked = 0;
   while (stack.length > 0) {
+    if (++checked % VALIDATE_STEP === 0) yield;
     const top = stack[stack.length - 1];
     top.i++;
     if (top.i >= top.list.length) {
@@ -126,65 +133,6 @@ export function validateValueSet(vs: Record<string, unknown>): void {
     throw badRequest('ValueSet.compose must be an object', ['ValueSet.compose']);
 }
 
-/** Inserts concept rows in batches of CONCEPT_BATCH, one unnest() statement per batch. */
-export async function insertConcepts(
-  sql: Sql,
-  codeSystemId: string,
-  rows: ConceptInput[],
-  onProgress?: (done: number) => void,
-): Promise<void> {
-  for (let start = 0; start < rows.length; start += CONCEPT_BATCH) {
-    const end = Math.min(rows.length, start + CONCEPT_BATCH);
-    const n = end - start;
-    const ordinals = new Array<number>(n);
-    const codes = new Array<string>(n);
-    const displays = new Array<string | null>(n);
-    const definitions = new Array<string | null>(n);
-    // Parents travel as one string per row joined by U+001F (unit separator): unnest cannot take ragged 2-D arrays.
-    const parents = new Array<string>(n);
-    const notSelectable = new Array<boolean>(n);
-    const inactive = new Array<boolean>(n);
-    const statuses = new Array<string | null>(n);
-    const designations = new Array<string | null>(n);
-    const properties = new Array<string | null>(n);
-    for (let i = 0; i < n; i++) {
-      const r = rows[start + i];
-      ordinals[i] = start + i;
-      codes[i] = r.code;
-      displays[i] = r.display ?? null;
-      definitions[i] = r.definition ?? null;
-      parents[i] = (r.parents ?? []).join('\u001f');
-      notSelectable[i] = r.notSelectable === true;
-      inactive[i] = r.inactive === true;
-      statuses[i] = r.status ?? null;
-      designations[i] = r.designations ? JSON.stringify(r.designations) : null;
-      properties[i] = r.properties ? JSON.stringify(r.properties) : null;
-    }
-    await sql(
-      `INSERT INTO "Concept" ("codeSystemId", ordinal, code, display, definition, parents, "notSelectable", inactive,
-         status, designations, properties)
-       SELECT $1::uuid, o, c, d, df, CASE WHEN p = '' THEN '{}'::text[] ELSE string_to_array(p, chr(31)) END,
-         ns, ia, st, ds::jsonb, pr::jsonb
-       FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bool[], $8::bool[], $9::text[],
-         $10::text[], $11::text[]) AS t(o, c, d, df, p, ns, ia, st, ds, pr)`,
-      [
-        codeSystemId,
-        ordinals,
-        codes,
-        displays,
-        definitions,
-        parents,
-        notSelectable,
-        inactive,
-        statuses,
-        designations,
-        properties,
-      ],
-    );
-    onProgress?.(end);
-  }
-}
-
 async function writeIdentifiers(
   sql: Sql,
   type: TerminologyType,
@@ -218,43 +166,64 @@ function table(type: TerminologyType): string {
 
 export interface SaveOptions {
   projectId: string | null;
-  /** Update this row (must belong to projectId); otherwise create, or replace the same url+version (replaceSame). */
+  /** Update this row (must belong to projectId); otherwise create (as `newId`, or a fresh id). */
   id?: string;
+  newId?: string;
   /** Import semantics: an existing resource with the same url and version in the project is replaced. */
   replaceSame?: boolean;
-  /** Concept rows (CodeSystem only); computed from resource.concept when absent. */
-  concepts?: ConceptInput[];
-  onProgress?: (done: number) => void;
+  /** CodeSystem: the generation holding its concepts, made live with the row. */
+  generation?: { id: string; count: number };
 }
 
-/** Creates or replaces a CodeSystem/ValueSet inside the caller's transaction. Returns the row id and versionId. */
+/** What saveResource wrote. */
+export interface Saved {
+  id: string;
+  versionId: number;
+  created: boolean;
+  lastUpdated: string;
+}
+
+/** The row with the same url and version in the project (import's replace target), locked when in a transaction. */
+export async function sameUrlVersion(
+  sql: Sql,
+  type: TerminologyType,
+  projectId: string | null,
+  resource: Record<string, unknown>,
+  lock: boolean,
+): Promise<string | undefined> {
+  const url = str(resource.url);
+  if (!url) return undefined;
+  const [same] = await sql<{ id: string }>(
+    `SELECT id FROM ${table(type)} WHERE "projectId" IS NOT DISTINCT FROM $1::uuid AND url = $2
+       AND version IS NOT DISTINCT FROM $3 ORDER BY "createdAt" LIMIT 1${lock ? ' FOR UPDATE' : ''}`,
+    [projectId, url, str(resource.version)],
+  );
+  return same?.id;
+}
+
+/** Creates or replaces a CodeSystem/ValueSet row (and makes a CodeSystem's concept generation live) inside the
+ * caller's transaction. */
 export async function saveResource(
   sql: Sql,
   type: TerminologyType,
   resource: Record<string, unknown>,
   opts: SaveOptions,
-): Promise<{ id: string; versionId: number; created: boolean }> {
+): Promise<Saved> {
   const stored = stripForStorage(resource);
   const url = str(resource.url);
   const version = str(resource.version);
   let targetId = opts.id;
-  if (!targetId && opts.replaceSame && url) {
-    const [same] = await sql<{ id: string }>(
-      `SELECT id FROM ${table(type)} WHERE "projectId" IS NOT DISTINCT FROM $1::uuid AND url = $2
-         AND version IS NOT DISTINCT FROM $3 ORDER BY "createdAt" LIMIT 1 FOR UPDATE`,
-      [opts.projectId, url, version],
-    );
-    targetId = same?.id;
-  }
+  if (!targetId && opts.replaceSame)
+    targetId = await sameUrlVersion(sql, type, opts.projectId, resource, true);
   const now = new Date().toISOString();
-  let id: string;
-  let versionId: number;
+  const returning = `RETURNING id, "versionId", to_char("updatedAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastUpdated"`;
+  let row: { id: string; versionId: number; lastUpdated: string } | undefined;
   let created = false;
   if (targetId) {
-    const [row] = await sql<{ id: string; versionId: number; projectId: string | null }>(
+    [row] = await sql<{ id: string; versionId: number; lastUpdated: string }>(
       `UPDATE ${table(type)} SET url = $3, version = $4, name = $5, status = $6, resource = $7::jsonb,
          "versionId" = "versionId" + 1, "updatedAt" = $8::timestamp, source = NULL
-       WHERE id = $1::uuid AND "projectId" IS NOT DISTINCT FROM $2::uuid RETURNING id, "versionId"`,
+       WHERE id = $1::uuid AND "projectId" IS NOT DISTINCT FROM $2::uuid ${returning}`,
       [
         targetId,
         opts.projectId,
@@ -267,25 +236,34 @@ export async function saveResource(
       ],
     );
     if (!row) throw notFound(`${type}/${targetId} not found`);
-    id = row.id;
-    versionId = row.versionId;
-    if (type === 'CodeSystem') await sql(`DELETE FROM "Concept" WHERE "codeSystemId" = $1::uuid`, [id]);
   } else {
-    const [row] = await sql<{ id: string; versionId: number }>(
+    [row] = await sql<{ id: string; versionId: number; lastUpdated: string }>(
       `INSERT INTO ${table(type)} (id, "projectId", url, version, name, status, resource, "versionId", "updatedAt")
-       VALUES (gen_random_uuid(), $1::uuid, $2, $3, $4, $5, $6::jsonb, 1, $7::timestamp) RETURNING id, "versionId"`,
-      [opts.projectId, url, version, str(resource.name), str(resource.status), JSON.stringify(stored), now],
+       VALUES (COALESCE($8::uuid, gen_random_uuid()), $1::uuid, $2, $3, $4, $5, $6::jsonb, 1, $7::timestamp) ${returning}`,
+      [
+        opts.projectId,
+        url,
+        version,
+        str(resource.name),
+        str(resource.status),
+        JSON.stringify(stored),
+        now,
+        opts.newId ?? null,
+      ],
     );
-    id = row.id;
-    versionId = row.versionId;
     created = true;
   }
-  if (type === 'CodeSystem') {
-    const rows = opts.concepts ?? flattenCodeSystemConcepts(resource as unknown as CodeSystemResource);
-    await insertConcepts(sql, id, rows, opts.onProgress);
+  if (type === 'CodeSystem' && opts.generation) {
+    if (!(await publishGeneration(sql, row.id, opts.generation.id, opts.generation.count))) {
+      throw new ApiError(
+        503,
+        'exception',
+        `The concepts of ${type}/${row.id} were removed while being written: retry`,
+      );
+    }
   }
-  await writeIdentifiers(sql, type, id, opts.projectId, resource);
-  return { id, versionId, created };
+  await writeIdentifiers(sql, type, row.id, opts.projectId, resource);
+  return { id: row.id, versionId: row.versionId, created, lastUpdated: row.lastUpdated };
 }
 
 /** The row of a resource visible to a project (its own or shared), or undefined. */
@@ -311,55 +289,10 @@ export function assertWritable(type: TerminologyType, id: string, row: ResourceR
   return row;
 }
 
-interface ConceptRow {
-  code: string;
-  display: string | null;
-  definition: string | null;
-  parents: string[] | null;
-  designations: unknown;
-  properties: unknown;
-}
-
-/** The concepts of a CodeSystem as the nested tree they were written as (nesting from the first parent). */
-export async function loadConceptTree(sql: Sql, codeSystemId: string): Promise<CodeSystemConcept[]> {
-  const rows = await sql<ConceptRow & Record<string, unknown>>(
-    `SELECT code, display, definition, parents, designations, properties FROM "Concept"
-     WHERE "codeSystemId" = $1::uuid ORDER BY ordinal`,
-    [codeSystemId],
-  );
-  return buildConceptTree(rows);
-}
-
-/** Rebuilds nesting: a concept is nested under its first parent when that parent came before it and the link is
- * not (only) a `parent` property, which stays a property. */
-export function buildConceptTree(rows: ConceptRow[]): CodeSystemConcept[] {
-  const roots: CodeSystemConcept[] = [];
-  const byCode = new Map<string, CodeSystemConcept>();
-  for (const r of rows) {
-    const c: CodeSystemConcept = { code: r.code };
-    if (r.display !== null) c.display = r.display;
-    if (r.definition !== null) c.definition = r.definition;
-    const designations = typeof r.designations === 'string' ? JSON.parse(r.designations) : r.designations;
-    const properties = (typeof r.properties === 'string' ? JSON.parse(r.properties) : r.properties) as
-      ConceptProperty[] | null;
-    if (designations) c.designation = designations;
-    if (properties) c.property = properties;
-    const first = r.parents?.[0];
-    const viaProperty =
-      first !== undefined &&
-      (properties ?? []).some(
-        (p) => p.code === 'parent' && (p.valueCode ?? p.valueCoding?.code ?? p.valueString) === first,
-      );
-    const parent = first !== undefined && !viaProperty ? byCode.get(first) : undefined;
-    if (parent) (parent.concept ??= []).push(c);
-    else roots.push(c);
-    byCode.set(r.code, c);
-  }
-  return roots;
-}
-
-/** Deletes a resource row (concepts and identifiers with it). */
+/** Deletes a resource row and its identifiers, and retires its concepts. */
 export async function deleteResource(sql: Sql, type: TerminologyType, id: string): Promise<void> {
   await sql(`DELETE FROM "TerminologyIdentifier" WHERE "resourceId" = $1::uuid`, [id]);
   await sql(`DELETE FROM ${table(type)} WHERE id = $1::uuid`, [id]);
+  // The concepts go afterwards, in small steps (ConceptGenerations.sweep): not in this transaction.
+  if (type === 'CodeSystem') await retireLive(sql, id);
 }

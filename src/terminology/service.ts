@@ -22,6 +22,8 @@ import type {
 import type { Resolver } from './engine/resolver.js';
 import { txResourceResolver } from './tx-resources.js';
 import { isRowId, ROW_COLUMNS, rowToResource, type ResourceRow, type TerminologyType } from './repository.js';
+import { ConceptGenerations } from './generations.js';
+import { readConceptPages } from './concept-pages.js';
 
 export const CHANGED_CHANNEL = 'terminology_changed';
 
@@ -55,8 +57,6 @@ export interface TerminologyServiceOptions {
   warmMinConcepts?: number;
 }
 
-/** Rows read per query while building an index from the database (the event loop gets a turn between batches). */
-const BUILD_BATCH = 20_000;
 /** Smaller code systems build in a few milliseconds: no file for them. */
 const MIN_FILE_CONCEPTS = 10_000;
 
@@ -90,21 +90,31 @@ export class TerminologyService {
   private resolvers = new Map<string, Resolver>();
   /** Bumped on every invalidation: a lookup that started before one must not fill the cache after it. */
   private generation = 0;
+  /** Concept generations: their removal, and the pins of readers. */
+  readonly generations: ConceptGenerations;
 
   constructor(
     readonly db: Database,
     private readonly logger: Logger,
     private readonly limits: ExpandLimits,
     private readonly opts: TerminologyServiceOptions = {},
-  ) {}
+  ) {
+    this.generations = new ConceptGenerations(db, logger);
+  }
 
   /** Subscribes to change notifications (call once at start), then indexes large code systems in the background. */
   async start(): Promise<void> {
+    await this.generations.start();
     await this.db.listen(CHANGED_CHANNEL, (payload) => this.invalidate(payload));
     this.db.onReset(() => this.clearAll());
     this.warming = new Promise<void>((resolve) => setImmediate(resolve))
       .then(() => this.warm())
       .catch((err: unknown) => this.logger.warn({ err }, 'could not index code systems at start'));
+  }
+
+  /** Stops background work on the database (before it is closed). */
+  async close(): Promise<void> {
+    await this.generations.close();
   }
 
   /** The background indexing started by start() (tests wait for it). */
@@ -117,12 +127,12 @@ export class TerminologyService {
    */
   private async warm(): Promise<void> {
     const min = this.opts.warmMinConcepts ?? 50_000;
-    // Ordinals run 0..n-1: a row at ordinal min-1 means at least min concepts (an index lookup, no count).
     const rows = await this.db.sql<ResourceRow & Record<string, unknown>>(
       `SELECT ${ROW_COLUMNS} FROM "CodeSystem" cs WHERE EXISTS
-         (SELECT 1 FROM "Concept" c WHERE c."codeSystemId" = cs.id AND c.ordinal >= $1)
+         (SELECT 1 FROM "ConceptGeneration" g WHERE g."codeSystemId" = cs.id AND g.state = 'live'
+            AND g."conceptCount" >= $1)
        ORDER BY "updatedAt" DESC`,
-      [min - 1],
+      [min],
     );
     let bytes = 0;
     for (const row of rows) {
@@ -358,36 +368,37 @@ export class TerminologyService {
         return read;
       }
     }
-    // Rows in batches (keyset on ordinal, id): never a million row objects at once, and a turn for other
-    // requests between batches.
+    // The live generation's rows a page at a time (a turn for other requests between pages); pinned, so they
+    // stay while read even if a write replaces them meanwhile (the result is then dropped, see indexOf).
     const builder = new CodeSystemIndexBuilder(meta);
-    let lastOrdinal = -1;
-    let lastId = '0';
-    for (;;) {
-      const rows = await this.db.sql<ConceptRowDb & Record<string, unknown>>(
+    const [gen] = await this.db.sql<{ id: string; count: number }>(
+      `SELECT id::text AS id, "conceptCount" AS count FROM "ConceptGeneration"
+       WHERE "codeSystemId" = $1::uuid AND state = 'live'`,
+      [ref.id],
+    );
+    if (gen) {
+      await readConceptPages<ConceptRowDb>(
+        this.db,
+        this.generations,
+        gen.id,
         // definition is not indexed: leaving it out makes the load of a big code system cheaper.
-        `SELECT id::text AS id, ordinal, code, display, parents, "notSelectable", inactive, status, designations,
-           properties
-         FROM "Concept" WHERE "codeSystemId" = $1::uuid AND (ordinal, id) > ($2::int, $3::bigint)
-         ORDER BY ordinal, id LIMIT ${BUILD_BATCH}`,
-        [ref.id, lastOrdinal, lastId],
+        `ordinal, code, display, parents, "notSelectable", inactive, status, designations, properties`,
+        gen.count,
+        (rows) => {
+          for (const r of rows) {
+            builder.add({
+              code: r.code,
+              display: r.display,
+              parents: r.parents ?? [],
+              notSelectable: r.notSelectable,
+              inactive: r.inactive,
+              status: r.status,
+              designations: parseJson(r.designations) as ConceptInput['designations'],
+              properties: parseJson(r.properties) as ConceptInput['properties'],
+            });
+          }
+        },
       );
-      for (const r of rows) {
-        builder.add({
-          code: r.code,
-          display: r.display,
-          parents: r.parents ?? [],
-          notSelectable: r.notSelectable,
-          inactive: r.inactive,
-          status: r.status,
-          designations: parseJson(r.designations) as ConceptInput['designations'],
-          properties: parseJson(r.properties) as ConceptInput['properties'],
-        });
-      }
-      if (rows.length < BUILD_BATCH) break;
-      lastOrdinal = rows[rows.length - 1].ordinal;
-      lastId = rows[rows.length - 1].id;
-      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     const index = await builder.finishAsync();
     if (index.size >= MIN_FILE_CONCEPTS) {
@@ -419,7 +430,6 @@ function valueSetKey(projectId: string, url: string, version: string | undefined
 }
 
 interface ConceptRowDb {
-  id: string;
   ordinal: number;
   code: string;
   display: string | null;

@@ -14,6 +14,21 @@ export function flattenCodeSystemConcepts(
   cs: Pick<CodeSystemResource, 'concept' | 'property'>,
 ): ConceptInput[] {
   const rows: ConceptInput[] = [];
+  for (const _ of flattenSteps(cs, rows));
+  return rows;
+}
+
+/** Concepts visited between two steps of flattenSteps. */
+export const FLATTEN_STEP = 2000;
+
+/**
+ * flattenCodeSystemConcepts in steps: fills `rows`, pausing (yielding) after every FLATTEN_STEP concepts, so a
+ * caller can give the event loop a turn in between (a tree of 600,000 concepts takes several hundred ms).
+ */
+export function* flattenSteps(
+  cs: Pick<CodeSystemResource, 'concept' | 'property'>,
+  rows: ConceptInput[],
+): Generator<void, void, void> {
   const meaning = standardPropertyCodes(cs.property);
   const byCode = new Map<string, ConceptInput>();
   const childLinks: Array<[parent: string, child: string]> = [];
@@ -76,6 +91,7 @@ export function flattenCodeSystemConcepts(
   // Depth first, parent before children, without recursion (callers validate depth; this must not overflow).
   const stack: Array<{ list: CodeSystemConcept[]; i: number; parent: string | undefined }> = [];
   if (cs.concept) stack.push({ list: cs.concept, i: 0, parent: undefined });
+  let visited = 0;
   while (stack.length > 0) {
     const top = stack[stack.length - 1];
     if (top.i >= top.list.length) {
@@ -85,13 +101,13 @@ export function flattenCodeSystemConcepts(
     const c = top.list[top.i++];
     visit(c, top.parent);
     if (c.concept && c.concept.length > 0) stack.push({ list: c.concept, i: 0, parent: c.code });
+    if (++visited % FLATTEN_STEP === 0) yield;
   }
 
   for (const [parent, child] of childLinks) {
     const row = byCode.get(child);
     if (row && !row.parents!.includes(parent)) row.parents!.push(parent);
   }
-  return rows;
 }
 
 /** The index metadata of a CodeSystem resource (id/versionId from the resource unless given). */
