@@ -428,13 +428,13 @@ describe('expandValueSet: compose', () => {
 
     it('system-version fills in missing versions; force-system-version overrides', async () => {
       const vs = vsOf([{ system: VERSIONED }]);
-      const sv = await expand(vs, { systemVersion: `${VERSIONED}|1.0.0` });
+      const sv = await expand(vs, { systemVersion: [`${VERSIONED}|1.0.0`] });
       expect(codes(sv)).toEqual(['a', 'b']);
       // Echoed because it chose the version (the IG's expected expansions show it so).
       expect(param(sv, 'system-version')).toEqual([`${VERSIONED}|1.0.0`]);
       expect(param(sv, 'used-codesystem')).toEqual([`${VERSIONED}|1.0.0`]);
       const pinned = vsOf([{ system: VERSIONED, version: '2.0.0' }]);
-      expect(codes(await expand(pinned, { systemVersion: `${VERSIONED}|1.0.0` }))).toEqual(['a', 'b', 'c']);
+      expect(codes(await expand(pinned, { systemVersion: [`${VERSIONED}|1.0.0`] }))).toEqual(['a', 'b', 'c']);
       expect(codes(await expand(pinned, { forceSystemVersion: [`${VERSIONED}|1.0.0`] }))).toEqual(['a', 'b']);
     });
 
@@ -481,7 +481,7 @@ describe('expandValueSet: compose', () => {
       // force-system-version and system-version take patterns too, and are echoed when they chose the version.
       const forced = await e.expand(
         vsOf([{ system: VERSIONED, version: '2.0.0' }]),
-        { forceSystemVersion: `${VERSIONED}|1.x` },
+        { forceSystemVersion: [`${VERSIONED}|1.x`] },
         rr,
         LIMITS,
       );
@@ -489,7 +489,7 @@ describe('expandValueSet: compose', () => {
       expect(param(forced, 'force-system-version')).toEqual([`${VERSIONED}|1.x`]);
       const pinned = await e.expand(
         vsOf([{ system: VERSIONED, version: '2.0.0' }]),
-        { systemVersion: `${VERSIONED}|1.0.0` },
+        { systemVersion: [`${VERSIONED}|1.0.0`] },
         rr,
         LIMITS,
       );
@@ -504,7 +504,7 @@ describe('expandValueSet: compose', () => {
       const e = new ExpansionEngine();
       const res = await e.expand(
         vsOf([{ system: VERSIONED }]),
-        { checkSystemVersion: `${VERSIONED}|1.x` },
+        { checkSystemVersion: [`${VERSIONED}|1.x`] },
         rr,
         LIMITS,
       );
@@ -512,7 +512,7 @@ describe('expandValueSet: compose', () => {
       expect(param(res, 'check-system-version')).toEqual([`${VERSIONED}|1.x`]);
       const ok = await e.expand(
         vsOf([{ system: VERSIONED, version: '1.0.0' }]),
-        { checkSystemVersion: `${VERSIONED}|1.x` },
+        { checkSystemVersion: [`${VERSIONED}|1.x`] },
         rr,
         LIMITS,
       );
@@ -520,7 +520,7 @@ describe('expandValueSet: compose', () => {
       await expectError(
         e.expand(
           vsOf([{ system: VERSIONED, version: '2.0.0' }]),
-          { checkSystemVersion: `${VERSIONED}|1.x` },
+          { checkSystemVersion: [`${VERSIONED}|1.x`] },
           rr,
           LIMITS,
         ),
@@ -647,7 +647,7 @@ describe('expandValueSet: compose', () => {
       const vs = vsOf([{ system: GENDER }]);
       await expectError(expand(vs, { offset: -1 }), 400, 'invalid', /offset must be a non-negative integer/);
       await expectError(expand(vs, { count: 1.5 }), 400, 'invalid', /count must be a non-negative integer/);
-      await expectError(expand(vs, { systemVersion: 'nobar' }), 400, 'invalid', /system-version/);
+      await expectError(expand(vs, { systemVersion: ['nobar'] }), 400, 'invalid', /system-version/);
       await expectError(
         expand(vsOf([{}])),
         400,

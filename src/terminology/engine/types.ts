@@ -1,5 +1,6 @@
 // FHIR R4 shapes the expansion engine reads and writes (only the elements it uses; others pass through).
 import type { CodeSystemIndex } from './code-system-index.js';
+import type { ExpandOptions } from './parameters.js';
 import type { RegexLimits } from './safe-regex.js';
 
 export interface Coding {
@@ -155,28 +156,12 @@ export interface ValueSetResource {
 
 export type ValueSetResourceWithExpansion = ValueSetResource & { expansion: ValueSetExpansion };
 
-/** The $expand input parameters the engine understands (FHIR R4 names in camelCase). */
-export interface ExpandRequest {
-  filter?: string;
-  offset?: number;
-  count?: number;
-  activeOnly?: boolean;
-  includeDesignations?: boolean;
-  displayLanguage?: string;
-  excludeNested?: boolean;
-  excludeNotForUI?: boolean;
+/** The $expand options the engine understands: every expansion parameter of the table (parameters.ts), and the
+ * value set version asked for (checked against the value set's). */
+export type ExpandRequest = ExpandOptions & {
   /** Echoed; when given it must equal the value set's version. */
   valueSetVersion?: string;
-  /** `system|version` canonicals: the version to use when an include names none. */
-  systemVersion?: string | string[];
-  /** `system|version` canonicals: the version to use whatever the include says. */
-  forceSystemVersion?: string | string[];
-  /** `system|version` canonicals: the version (pattern) a code system must have; the default when an include
-   * names none. */
-  checkSystemVersion?: string | string[];
-  /** Return the value set's compose with the expansion (otherwise it is left out). */
-  includeDefinition?: boolean;
-}
+};
 
 export interface ExpandLimits {
   /** The most entries an expansion without `count` may return (counted after the filter). */
