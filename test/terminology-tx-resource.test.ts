@@ -203,9 +203,10 @@ describe('$expand with the parameters the HL7 test runner sends', () => {
       },
     ]);
     expect(both.status, both.text).toBe(200);
+    // The includes of one code system in several versions come latest first.
     expect(both.body.expansion.contains).toMatchObject([
-      { system: CS, version: '1.0.0', code: 'old', display: 'old (1.0.0)' },
       { system: CS, version: '2.0.0', code: 'new', display: 'new (2.0.0)' },
+      { system: CS, version: '1.0.0', code: 'old', display: 'old (1.0.0)' },
     ]);
   });
 

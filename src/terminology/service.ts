@@ -8,6 +8,7 @@ import { ApiError, badRequest, notFound, type IssueCode } from '../core/errors.j
 import path from 'node:path';
 import { CodeSystemIndexBuilder, type CodeSystemIndex } from './engine/code-system-index.js';
 import { readIndexFile, writeIndexFile } from './engine/index-file.js';
+import type { ConceptDetails } from './engine/concept-details.js';
 import { TerminologyError } from './engine/errors.js';
 import { ExpansionEngine } from './engine/expand.js';
 import { codeSystemMetaOf } from './engine/flatten.js';
@@ -221,10 +222,31 @@ export class TerminologyService {
         codeSystemVersions: (url) => this.codeSystemVersions(projectId, url),
         valueSet: async (url, version) => (await this.valueSet(projectId, url, version)) ?? undefined,
         generation: () => this.generation,
+        conceptDetails: (index, ordinals) => this.conceptDetails(index, ordinals),
       };
       this.resolvers.set(projectId, r);
     }
     return r;
+  }
+
+  /** Definitions of some concepts of a stored code system (the index does not keep them): one query, only when a
+   * request asks for properties. */
+  private async conceptDetails(
+    index: CodeSystemIndex,
+    ordinals: number[],
+  ): Promise<Map<number, ConceptDetails>> {
+    const out = new Map<number, ConceptDetails>();
+    if (!index.meta.id || !isRowId(index.meta.id) || ordinals.length === 0) return out;
+    const codes = ordinals.map((o) => index.code(o));
+    const rows = await this.db.sql<{ code: string; definition: string | null }>(
+      `SELECT code, definition FROM "Concept" WHERE "codeSystemId" = $1::uuid AND code = ANY($2::text[])`,
+      [index.meta.id, codes],
+    );
+    for (const r of rows) {
+      const ord = index.ordinalOf(r.code);
+      if (ord >= 0 && r.definition !== null) out.set(ord, { definition: r.definition });
+    }
+    return out;
   }
 
   /** Every version of a code system the project sees (only for wildcard versions and error messages: a query). */

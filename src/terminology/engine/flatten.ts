@@ -1,5 +1,6 @@
 // Flattens a FHIR CodeSystem resource into concept rows (document order) and index metadata.
 import { CodeSystemIndex } from './code-system-index.js';
+import { attachConceptDetails, type ConceptDetails } from './concept-details.js';
 import type { CodeSystemConcept, CodeSystemMeta, CodeSystemResource, ConceptInput } from './types.js';
 
 /**
@@ -108,6 +109,7 @@ export function codeSystemMetaOf(
     versionId: versionId ?? cs.meta?.versionId,
     name: cs.name,
     content: cs.content,
+    ...(typeof cs.supplements === 'string' ? { supplements: cs.supplements } : {}),
     hierarchyMeaning: cs.hierarchyMeaning,
     caseSensitive: cs.caseSensitive,
     language: cs.language,
@@ -151,7 +153,23 @@ export function statusWarnings(r: {
   return out.length > 0 ? out : undefined;
 }
 
-/** Convenience: index a whole CodeSystem resource. */
+/** Indexes a whole CodeSystem resource held in memory (a request's tx-resource, a test's), keeping its concepts'
+ * definitions and extensions with the index (concept-details.ts). */
 export function indexCodeSystemResource(cs: CodeSystemResource): CodeSystemIndex {
-  return CodeSystemIndex.build(codeSystemMetaOf(cs), flattenCodeSystemConcepts(cs));
+  const index = CodeSystemIndex.build(codeSystemMetaOf(cs), flattenCodeSystemConcepts(cs));
+  const details = new Map<number, ConceptDetails>();
+  const stack = [...(cs.concept ?? [])];
+  while (stack.length > 0) {
+    const c = stack.pop()!;
+    if (c.concept) stack.push(...c.concept);
+    if (c.definition === undefined && !c.extension?.length) continue;
+    const ord = index.ordinalOf(c.code);
+    if (ord < 0 || details.has(ord)) continue;
+    const d: ConceptDetails = {};
+    if (typeof c.definition === 'string') d.definition = c.definition;
+    if (Array.isArray(c.extension) && c.extension.length > 0) d.extension = c.extension;
+    details.set(ord, d);
+  }
+  attachConceptDetails(index, details);
+  return index;
 }

@@ -77,6 +77,13 @@ export const EXPAND_PARAMETERS = [
     description: 'list designations',
   },
   {
+    name: 'designation',
+    key: 'designation',
+    type: 'string',
+    repeats: true,
+    description: 'designations to list: language code or use system|code',
+  },
+  {
     name: 'includeDefinition',
     key: 'includeDefinition',
     type: 'boolean',
@@ -102,6 +109,13 @@ export const EXPAND_PARAMETERS = [
     description: 'leave out abstract concepts',
   },
   {
+    name: 'property',
+    key: 'property',
+    type: 'string',
+    repeats: true,
+    description: 'concept properties to return (code or uri)',
+  },
+  {
     name: 'system-version',
     key: 'systemVersion',
     type: 'string',
@@ -122,6 +136,26 @@ export const EXPAND_PARAMETERS = [
     type: 'string',
     repeats: true,
     description: 'system|version: version to use whatever the include says',
+  },
+  {
+    name: 'default-valueset-version',
+    key: 'defaultValueSetVersion',
+    type: 'string',
+    repeats: true,
+    description: 'url|version: version of an imported value set referenced without one',
+  },
+  {
+    name: 'useSupplement',
+    key: 'useSupplement',
+    type: 'string',
+    repeats: true,
+    description: 'canonical of a code system supplement to apply (must exist)',
+  },
+  {
+    name: 'versionsMatch',
+    key: 'versionsMatch',
+    type: 'boolean',
+    description: 'several versions of one code system: merge codes across versions',
   },
 ] as const satisfies readonly ExpandParameterDefinition[];
 

@@ -1,5 +1,6 @@
 // FHIR R4 shapes the expansion engine reads and writes (only the elements it uses; others pass through).
 import type { CodeSystemIndex } from './code-system-index.js';
+import type { ConceptDetails } from './concept-details.js';
 import type { ExpandOptions } from './parameters.js';
 import type { RegexLimits } from './safe-regex.js';
 
@@ -10,10 +11,18 @@ export interface Coding {
   display?: string;
 }
 
+/** A FHIR extension (its value[x] and nested extensions pass through as they are). */
+export interface Extension {
+  url: string;
+  extension?: Extension[];
+  [value: string]: unknown;
+}
+
 export interface Designation {
   language?: string;
   use?: Coding;
   value: string;
+  extension?: Extension[];
 }
 
 export interface ConceptProperty {
@@ -44,6 +53,8 @@ export interface ConceptInput {
 export interface CodeSystemMeta {
   url: string;
   version?: string;
+  /** The code system a supplement (content `supplement`) adds to (canonical, maybe with |version). */
+  supplements?: string;
   id?: string;
   versionId?: string | number;
   name?: string;
@@ -62,6 +73,7 @@ export interface CodeSystemConcept {
   code: string;
   display?: string;
   definition?: string;
+  extension?: Extension[];
   designation?: Designation[];
   property?: ConceptProperty[];
   concept?: CodeSystemConcept[];
@@ -87,6 +99,8 @@ export interface CodeSystemResource {
 export interface ValueSetFilter {
   property?: string;
   op?: string;
+  /** R4 carries R5's operators (child-of, descendent-leaf) as an extension of `op`. */
+  _op?: { extension?: Extension[] };
   value?: string;
 }
 
@@ -94,6 +108,7 @@ export interface ValueSetConceptReference {
   code: string;
   display?: string;
   designation?: Designation[];
+  extension?: Extension[];
 }
 
 export interface ValueSetInclude {
@@ -107,11 +122,14 @@ export interface ValueSetInclude {
 export interface ValueSetCompose {
   lockedDate?: string;
   inactive?: boolean;
+  extension?: Extension[];
   include?: ValueSetInclude[];
   exclude?: ValueSetInclude[];
 }
 
 export interface ValueSetContains {
+  /** Echoed concept extensions, and (R4) the concept's properties as cross-version extensions. */
+  extension?: Extension[];
   system?: string;
   version?: string;
   code?: string;
@@ -132,6 +150,8 @@ export interface ExpansionParameter {
 }
 
 export interface ValueSetExpansion {
+  /** valueset-unclosed, and (R4) the property declarations as cross-version extensions. */
+  extension?: Extension[];
   identifier?: string;
   timestamp: string;
   total?: number;
@@ -151,6 +171,8 @@ export interface ValueSetResource {
   status?: string;
   compose?: ValueSetCompose;
   expansion?: ValueSetExpansion;
+  contained?: unknown[];
+  extension?: Extension[];
   [key: string]: unknown;
 }
 
@@ -198,4 +220,7 @@ export interface Resolver {
   /** Optional: a number that changes whenever any answer of this resolver may have changed. While it stays the
    * same, a cached expansion's dependencies need no re-check. */
   generation?(): number;
+  /** Optional: the definitions (and extensions, where kept) of some concepts of a code system whose index does
+   * not hold them in memory (a stored one), by ordinal. Only called when a request asks for properties. */
+  conceptDetails?(index: CodeSystemIndex, ordinals: number[]): Promise<Map<number, ConceptDetails>>;
 }
