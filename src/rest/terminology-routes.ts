@@ -5,6 +5,7 @@ import type { IRouter, RequestHandler } from 'express';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { badRequest } from '../core/errors.js';
 import type { Services } from '../services.js';
+import { parseLanguageList } from '../terminology/engine/languages.js';
 import { describeParameters } from '../terminology/engine/parameters.js';
 import {
   expandDocument,
@@ -35,23 +36,17 @@ declareOperation({
   documentation: `${FILTER_RULE} Parameters: ${describeParameters()}.`,
 });
 
-/** The language tag an Accept-Language header prefers most (highest q, first on ties); none for `*` only (what
- * fetch sends by default) or a malformed header. */
-export function preferredLanguage(header: string | undefined): string | undefined {
-  if (!header || header.length > 200) return undefined;
-  let best: string | undefined;
-  let bestQ = 0;
-  for (const part of header.split(',')) {
-    const [tag, ...params] = part.trim().split(';');
-    if (!/^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/.test(tag)) continue;
-    const qp = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    const q = qp ? Number(qp.slice(2)) : 1;
-    if (Number.isFinite(q) && q > bestQ) {
-      best = tag;
-      bestQ = q;
-    }
+/** An Accept-Language header as a displayLanguage list: none for `*` alone (what fetch sends by default), or a
+ * header that is too long or malformed (a header is not a parameter the client chose: it is ignored, not refused). */
+export function acceptLanguageList(header: string | undefined): string | undefined {
+  const value = header?.trim();
+  if (!value || value.length > 200 || value === '*') return undefined;
+  try {
+    parseLanguageList(value, 'Accept-Language', false);
+    return value;
+  } catch {
+    return undefined;
   }
-  return best;
 }
 
 /** Registers the ValueSet/$expand routes under the FHIR base. */
@@ -67,7 +62,7 @@ export const terminologyRoutes = (
       if (post) variablesFromParameters(req.body, vars);
       // Accept-Language asks for displays in that language, as displayLanguage does (the parameter wins).
       if (vars.displayLanguage === undefined) {
-        const lang = preferredLanguage(req.headers['accept-language']);
+        const lang = acceptLanguageList(req.headers['accept-language']);
         if (lang) vars.displayLanguage = lang;
       }
       const id = req.params.id;
