@@ -326,6 +326,12 @@ describe('display languages and designations', () => {
     expect(entry(await expand(vs, { displayLanguage: 'en' }), 'red').display).toBe('Red');
     const bad = vsOf({ extension: [param('count', { valueString: 'many' })], include: [{ system: CS }] });
     expect((await failure(expand(bad))).status).toBe(400);
+    // A repeatable one at most 100 times, as in a request.
+    const many = vsOf({
+      extension: Array.from({ length: 101 }, (_, i) => param('property', { valueString: `p${i}` })),
+      include: [{ system: CS }],
+    });
+    expect((await failure(expand(many))).message).toContain('more than 100 times');
   });
 });
 
@@ -374,6 +380,48 @@ describe('filters, imports and versions', () => {
     expect(param(res, 'used-valueset')).toEqual([`${ALL.url}|3.0.0`]);
     const missing = vsOf({ include: [{ valueSet: ['#nope'] }] });
     expect((await failure(expand(missing, {}, r))).status).toBe(422);
+  });
+
+  it('a contained value set imported many times over is evaluated once (no exponential work)', async () => {
+    // c0 imports c1 twice, c1 imports c2 twice, ...: 2^30 evaluations if each import re-evaluated.
+    const depth = 30;
+    const contained: ValueSetResource[] = [];
+    for (let i = 0; i < depth; i++) {
+      contained.push({
+        resourceType: 'ValueSet',
+        id: `c${i}`,
+        status: 'active',
+        compose: {
+          include:
+            i === depth - 1
+              ? [{ system: CS, concept: [{ code: 'red' }] }]
+              : [{ valueSet: [`#c${i + 1}`] }, { valueSet: [`#c${i + 1}`] }],
+        },
+      });
+    }
+    const vs = vsOf({ include: [{ valueSet: ['#c0'] }, { valueSet: ['#c0'] }] }, { contained });
+    const started = Date.now();
+    expect((await expand(vs)).expansion.contains!.map((c) => c.code)).toEqual(['red']);
+    expect(Date.now() - started).toBeLessThan(2000);
+    // A contained value set importing itself is a cycle.
+    const loop = vsOf(
+      { include: [{ valueSet: ['#a'] }] },
+      {
+        contained: [
+          {
+            resourceType: 'ValueSet',
+            id: 'a',
+            status: 'active',
+            compose: { include: [{ valueSet: ['#a'] }] },
+          },
+        ],
+      },
+    );
+    expect(await failure(expand(loop))).toMatchObject({
+      status: 400,
+      issueCode: 'processing',
+      txIssueType: 'vs-invalid',
+    });
   });
 
   it('default-valueset-version pins an import without a version; a version that is not there is 422', async () => {

@@ -54,6 +54,11 @@ export interface ComposeContext {
   contained?: readonly unknown[];
   /** Membership of an imported value set (cached by the engine). */
   importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership>;
+  /** The same context with another stack (shares the memberships of contained value sets evaluated so far). */
+  withStack(stack: string[]): ComposeContext;
+  /** Memberships of the contained value sets evaluated in this expansion, by id (each is evaluated once however
+   * often it is imported). */
+  containedMemberships?: Map<string, Promise<Membership>>;
 }
 
 /** `nest`: how the entry may keep its code system hierarchy in the expansion (NEST_* in membership.ts);
@@ -358,7 +363,11 @@ class Evaluator {
         new TerminologyError(400, 'processing', `Cyclic value set import: ${key} (at ${path})`),
       );
     }
-    const m = await evaluateValueSet(vs, { ...this.ctx, stack: [...this.ctx.stack, key] } as ComposeContext);
+    const inner = this.ctx.withStack([...this.ctx.stack, key]);
+    const cache = inner.containedMemberships!;
+    let pending = cache.get(id);
+    if (!pending) cache.set(id, (pending = evaluateValueSet(vs, inner)));
+    const m = await pending;
     for (const d of m.deps) this.dep(d);
     this.absorb(m);
     return m;

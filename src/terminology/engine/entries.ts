@@ -261,6 +261,14 @@ function valueOf(p: ConceptProperty): Record<string, unknown> {
   return out;
 }
 
+const wantedCache = new WeakMap<readonly string[], ReadonlySet<string>>();
+/** The `property` list as a set (once per expansion: the list object is the expansion's). */
+function wantedProperties(list: readonly string[]): ReadonlySet<string> {
+  let set = wantedCache.get(list);
+  if (!set) wantedCache.set(list, (set = new Set(list)));
+  return set;
+}
+
 function propertyUri(index: CodeSystemIndex, code: string): string | undefined {
   return index.meta.properties?.find((p) => p.code === code)?.uri;
 }
@@ -357,19 +365,17 @@ export function buildEntry(
     derivedProperties(props, ov.extension, EXT.vsLabel, EXT.vsConceptOrder);
     for (const x of ov.extension) if (ECHOED_VS_EXTENSIONS.has(x.url)) extensions.push(x);
   }
-  // Properties asked for.
-  for (const pn of s.properties) {
-    if (pn === 'definition') {
-      const def = details?.definition;
-      if (def !== undefined) props.set('definition', `${CONCEPT_PROPERTY}definition`, { valueString: def });
-      continue;
+  // Properties asked for: one pass over the concept's properties (the list asked for may be long).
+  if (s.properties.length > 0) {
+    const wanted = wantedProperties(s.properties);
+    if (wanted.has('definition') && details?.definition !== undefined) {
+      props.set('definition', `${CONCEPT_PROPERTY}definition`, { valueString: details.definition });
     }
-    const lists = [{ index: src, props: src.properties.get(ord) ?? [] }, ...suppProps];
-    for (const { index, props: list } of lists) {
+    const all = wanted.has('*');
+    for (const { index, props: list } of [{ index: src, props: src.properties.get(ord) ?? [] }, ...suppProps]) {
       for (const p of list) {
         const uri = propertyUri(index, p.code);
-        if (pn === '*' || p.code === pn || (uri !== undefined && uri === pn))
-          props.add(p.code, uri, valueOf(p));
+        if (all || wanted.has(p.code) || (uri !== undefined && wanted.has(uri))) props.add(p.code, uri, valueOf(p));
       }
     }
   }

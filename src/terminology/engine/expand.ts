@@ -18,7 +18,7 @@ import { resolveCodeSystem } from './versions.js';
 import { TerminologyError, invalid } from './errors.js';
 import { FLAG_SHOW_VERSION, Membership, type EntryOverride, type FilterResult } from './membership.js';
 import { tokenize } from './normalize.js';
-import { PARAMETER_BY_NAME } from './parameters.js';
+import { MAX_REPEATS, PARAMETER_BY_NAME } from './parameters.js';
 import { NO_SUPPLEMENTS, resolveSupplements } from './supplements.js';
 import type {
   ExpandLimits,
@@ -358,7 +358,17 @@ class EngineComposeContext implements ComposeContext {
   defaultValueSetVersion?: Map<string, string>;
   contained?: readonly unknown[];
 
+  /** The memberships of the contained value sets evaluated so far in this expansion (by id). */
+  containedMemberships?: Map<string, Promise<Membership>>;
+
   async importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership> {
+    const inner = this.withStack(stack);
+    inner.contained = vs.contained;
+    inner.containedMemberships = undefined;
+    return this.engine.membership(vs, inner, this.versionKey);
+  }
+
+  withStack(stack: string[]): EngineComposeContext {
     const inner = new EngineComposeContext(
       this.engine,
       this.resolver,
@@ -372,8 +382,9 @@ class EngineComposeContext implements ComposeContext {
     inner.checkSystemVersion = this.checkSystemVersion;
     inner.versionsMatch = this.versionsMatch;
     inner.defaultValueSetVersion = this.defaultValueSetVersion;
-    if (vs.contained) inner.contained = vs.contained;
-    return this.engine.membership(vs, inner, this.versionKey);
+    inner.contained = this.contained;
+    inner.containedMemberships = this.containedMemberships ??= new Map();
+    return inner;
   }
 }
 
@@ -769,6 +780,11 @@ function withComposeParameters(req: ExpandRequest, vs: ValueSetResource): Expand
     out ??= { ...req };
     if (p.repeats) {
       const list = (out[p.key] as unknown[] | undefined) ?? [];
+      if (list.length >= MAX_REPEATS) {
+        throw invalid(`The value set gives expansion parameter ${name} more than ${MAX_REPEATS} times`, [
+          'ValueSet.compose.extension',
+        ]);
+      }
       if (!list.includes(v)) out[p.key] = [...list, v];
     } else if (out[p.key] === undefined) {
       out[p.key] = v;
