@@ -76,7 +76,17 @@ beforeAll(async () => {
         definition: 'Another pome',
         designation: [{ language: 'fr', value: 'Poire' }],
       },
-      { code: 'quince', display: 'Quince' },
+      {
+        code: 'quince',
+        display: 'Quince',
+        extension: [
+          { url: 'http://hl7.org/fhir/StructureDefinition/codesystem-conceptOrder', valueInteger: 3 },
+          {
+            url: 'http://hl7.org/fhir/StructureDefinition/rendering-style',
+            valueString: 'font-style: italic',
+          },
+        ],
+      },
     ],
   });
   await post('CodeSystem', {
@@ -93,7 +103,11 @@ beforeAll(async () => {
         designation: [{ language: 'de', value: 'Apfel' }],
         property: [{ code: 'taste', valueString: 'sweet' }],
       },
-      { code: 'pear', designation: [{ language: 'de', value: 'Birne' }] },
+      {
+        code: 'pear',
+        designation: [{ language: 'de', value: 'Birne' }],
+        extension: [{ url: 'http://hl7.org/fhir/StructureDefinition/codesystem-label', valueString: 'b)' }],
+      },
     ],
   });
   await post('ValueSet', {
@@ -129,13 +143,35 @@ describe('property', () => {
     const e = entries(res.body);
     expect(props(e.apple)).toEqual({ definition: 'A pome', colour: 'red' });
     expect(props(e.pear)).toEqual({ definition: 'Another pome' });
-    expect(e.quince.extension).toBeUndefined();
+    expect(props(e.quince)).toEqual({ order: 3 });
     // Declared in expansion.property (R4: its cross-version extension), not echoed as a parameter.
     const declared = res.body.expansion.extension.map(
       (x: { extension: Array<{ valueCode?: string }> }) => x.extension[0].valueCode,
     );
-    expect(declared).toEqual(['definition', 'colour']);
+    expect(declared).toEqual(['definition', 'colour', 'order']);
     expect(res.body.expansion.parameter.map((p: { name: string }) => p.name)).not.toContain('property');
+  });
+});
+
+describe('concept extensions of stored code systems', () => {
+  it('are kept (reading the code system back returns them) and shown in every expansion', async () => {
+    const found = await call(s.base, 'GET', `fhir/R4/CodeSystem?url=${encodeURIComponent(CS)}`, { token });
+    const quince = found.body.entry[0].resource.concept.find((c: { code: string }) => c.code === 'quince');
+    expect(quince.extension).toEqual([
+      { url: 'http://hl7.org/fhir/StructureDefinition/codesystem-conceptOrder', valueInteger: 3 },
+      { url: 'http://hl7.org/fhir/StructureDefinition/rendering-style', valueString: 'font-style: italic' },
+    ]);
+    const res = await get(q({ url: VS }));
+    const e = entries(res.body);
+    expect(props(e.quince)).toEqual({ order: 3 });
+    expect(e.quince.extension).toContainEqual({
+      url: 'http://hl7.org/fhir/StructureDefinition/rendering-style',
+      valueString: 'font-style: italic',
+    });
+    expect(e.apple.extension).toBeUndefined();
+    // A stored supplement's concept extensions too.
+    const supp = await get(q({ url: VS, useSupplement: SUPP }));
+    expect(props(entries(supp.body).pear)).toEqual({ label: 'b)' });
   });
 });
 
@@ -297,6 +333,6 @@ describe('GraphQL', () => {
     expect(res.status, res.text).toBe(200);
     const e = entries(res.body.data.expandValueSet);
     expect(e.pear.display).toBe('Birne');
-    expect(props(e.pear)).toEqual({ definition: 'Another pome' });
+    expect(props(e.pear)).toEqual({ definition: 'Another pome', label: 'b)' });
   });
 });

@@ -126,7 +126,7 @@ export function validateValueSet(vs: Record<string, unknown>): void {
     throw badRequest('ValueSet.compose must be an object', ['ValueSet.compose']);
 }
 
-/** Inserts concept rows in batches of CONCEPT_BATCH, one unnest() statement per batch. */
+/** Inserts concept rows in batches of CONCEPT_BATCH, one unnest() statement per batch (12 bind parameters). */
 export async function insertConcepts(
   sql: Sql,
   codeSystemId: string,
@@ -147,6 +147,7 @@ export async function insertConcepts(
     const statuses = new Array<string | null>(n);
     const designations = new Array<string | null>(n);
     const properties = new Array<string | null>(n);
+    const extensions = new Array<string | null>(n);
     for (let i = 0; i < n; i++) {
       const r = rows[start + i];
       ordinals[i] = start + i;
@@ -159,14 +160,15 @@ export async function insertConcepts(
       statuses[i] = r.status ?? null;
       designations[i] = r.designations ? JSON.stringify(r.designations) : null;
       properties[i] = r.properties ? JSON.stringify(r.properties) : null;
+      extensions[i] = r.extensions ? JSON.stringify(r.extensions) : null;
     }
     await sql(
       `INSERT INTO "Concept" ("codeSystemId", ordinal, code, display, definition, parents, "notSelectable", inactive,
-         status, designations, properties)
+         status, designations, properties, extensions)
        SELECT $1::uuid, o, c, d, df, CASE WHEN p = '' THEN '{}'::text[] ELSE string_to_array(p, chr(31)) END,
-         ns, ia, st, ds::jsonb, pr::jsonb
+         ns, ia, st, ds::jsonb, pr::jsonb, ex::jsonb
        FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bool[], $8::bool[], $9::text[],
-         $10::text[], $11::text[]) AS t(o, c, d, df, p, ns, ia, st, ds, pr)`,
+         $10::text[], $11::text[], $12::text[]) AS t(o, c, d, df, p, ns, ia, st, ds, pr, ex)`,
       [
         codeSystemId,
         ordinals,
@@ -179,6 +181,7 @@ export async function insertConcepts(
         statuses,
         designations,
         properties,
+        extensions,
       ],
     );
     onProgress?.(end);
@@ -318,12 +321,13 @@ interface ConceptRow {
   parents: string[] | null;
   designations: unknown;
   properties: unknown;
+  extensions?: unknown;
 }
 
 /** The concepts of a CodeSystem as the nested tree they were written as (nesting from the first parent). */
 export async function loadConceptTree(sql: Sql, codeSystemId: string): Promise<CodeSystemConcept[]> {
   const rows = await sql<ConceptRow & Record<string, unknown>>(
-    `SELECT code, display, definition, parents, designations, properties FROM "Concept"
+    `SELECT code, display, definition, parents, designations, properties, extensions FROM "Concept"
      WHERE "codeSystemId" = $1::uuid ORDER BY ordinal`,
     [codeSystemId],
   );
@@ -337,6 +341,9 @@ export function buildConceptTree(rows: ConceptRow[]): CodeSystemConcept[] {
   const byCode = new Map<string, CodeSystemConcept>();
   for (const r of rows) {
     const c: CodeSystemConcept = { code: r.code };
+    const extensions = (typeof r.extensions === 'string' ? JSON.parse(r.extensions) : r.extensions) as
+      CodeSystemConcept['extension'] | null | undefined;
+    if (extensions) c.extension = extensions;
     if (r.display !== null) c.display = r.display;
     if (r.definition !== null) c.definition = r.definition;
     const designations = typeof r.designations === 'string' ? JSON.parse(r.designations) : r.designations;

@@ -223,14 +223,15 @@ export class TerminologyService {
         valueSet: async (url, version) => (await this.valueSet(projectId, url, version)) ?? undefined,
         generation: () => this.generation,
         conceptDetails: (index, ordinals) => this.conceptDetails(index, ordinals),
+        hasConceptExtensions: (index) => this.conceptExtensions.get(index.cacheKey) === true,
       };
       this.resolvers.set(projectId, r);
     }
     return r;
   }
 
-  /** Definitions of some concepts of a stored code system (the index does not keep them): one query, only when a
-   * request asks for properties. */
+  /** Definitions and extensions of some concepts of a stored code system (the index does not keep them): one
+   * query, only when a request asks for properties or the code system has concept extensions. */
   private async conceptDetails(
     index: CodeSystemIndex,
     ordinals: number[],
@@ -238,15 +239,35 @@ export class TerminologyService {
     const out = new Map<number, ConceptDetails>();
     if (!index.meta.id || !isRowId(index.meta.id) || ordinals.length === 0) return out;
     const codes = ordinals.map((o) => index.code(o));
-    const rows = await this.db.sql<{ code: string; definition: string | null }>(
-      `SELECT code, definition FROM "Concept" WHERE "codeSystemId" = $1::uuid AND code = ANY($2::text[])`,
+    const rows = await this.db.sql<{ code: string; definition: string | null; extensions: unknown }>(
+      `SELECT code, definition, extensions FROM "Concept"
+       WHERE "codeSystemId" = $1::uuid AND code = ANY($2::text[])`,
       [index.meta.id, codes],
     );
     for (const r of rows) {
       const ord = index.ordinalOf(r.code);
-      if (ord >= 0 && r.definition !== null) out.set(ord, { definition: r.definition });
+      if (ord < 0) continue;
+      const d: ConceptDetails = {};
+      if (r.definition !== null) d.definition = r.definition;
+      const ext = parseJson(r.extensions);
+      if (Array.isArray(ext) && ext.length > 0) d.extension = ext as ConceptDetails['extension'];
+      if (d.definition !== undefined || d.extension) out.set(ord, d);
     }
     return out;
+  }
+
+  /** Whether some concept of a stored code system (by index cacheKey) has extensions; looked up once per stored
+   * version (a code system without any, the usual case, then costs nothing per expansion). */
+  private readonly conceptExtensions = new Map<string, boolean>();
+
+  private async noteConceptExtensions(index: CodeSystemIndex): Promise<void> {
+    if (this.conceptExtensions.has(index.cacheKey) || !index.meta.id || !isRowId(index.meta.id)) return;
+    const [row] = await this.db.sql<{ has: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM "Concept" WHERE "codeSystemId" = $1::uuid AND extensions IS NOT NULL) AS has`,
+      [index.meta.id],
+    );
+    if (this.conceptExtensions.size > 10_000) this.conceptExtensions.clear();
+    this.conceptExtensions.set(index.cacheKey, row?.has === true);
   }
 
   /** Every version of a code system the project sees (only for wildcard versions and error messages: a query). */
@@ -314,7 +335,9 @@ export class TerminologyService {
       if (gen === this.generation) this.codeSystems.set(key, ref);
     }
     if (!ref) return undefined;
-    return this.indexOf(ref);
+    const index = await this.indexOf(ref);
+    await this.noteConceptExtensions(index);
+    return index;
   }
 
   private indexOf(ref: CodeSystemRef): Promise<CodeSystemIndex> {

@@ -49,6 +49,8 @@ export interface OutputSettings {
   supplements: SupplementSet;
   /** Concept details loaded for this expansion (stored code systems), by source. */
   loaded?: Map<CodeSystemIndex, Map<number, ConceptDetails>>;
+  /** Per membership source (entSrc): its concept details, held in memory or loaded (set by prepareSources). */
+  bySource?: Array<Map<number, ConceptDetails> | undefined>;
   /** The value set's language (its displays and designations without one are in it). */
   vsLanguage?: string;
 }
@@ -273,9 +275,14 @@ function propertyUri(index: CodeSystemIndex, code: string): string | undefined {
   return index.meta.properties?.find((p) => p.code === code)?.uri;
 }
 
-/** A concept's details: held in memory for its code system, or loaded for this expansion. */
-function detailsOf(src: CodeSystemIndex, ord: number, s: OutputSettings): ConceptDetails | undefined {
-  return (inMemoryDetails(src) ?? s.loaded?.get(src))?.get(ord);
+/** Looks up, once per expansion, where each source's concept details are (in memory or loaded). */
+export function prepareSources(m: Membership, s: OutputSettings): void {
+  let out: OutputSettings['bySource'];
+  for (let i = 0; i < m.sources.length; i++) {
+    const d = inMemoryDetails(m.sources[i]) ?? s.loaded?.get(m.sources[i]);
+    if (d) (out ??= new Array(m.sources.length))[i] = d;
+  }
+  s.bySource = out;
 }
 
 /** The expansion entry of position `pos` of a membership. */
@@ -325,7 +332,7 @@ export function buildEntry(
 
   // Properties and carried-over extensions: cheap to skip for the common concept that has none.
   const status = src.statuses.size > 0 ? src.statuses.get(ord) : undefined;
-  const details = detailsOf(src, ord, s);
+  const details = s.bySource ? s.bySource[m.entSrc[pos]]?.get(ord) : undefined;
   const supps = s.supplements.size > 0 ? s.supplements.of(src.url) : undefined;
   if (
     status === undefined &&
@@ -350,7 +357,7 @@ export function buildEntry(
   for (const sup of supps ?? []) {
     const o = sup.ordinalOf(code);
     if (o < 0) continue;
-    csExt.push(...(inMemoryDetails(sup)?.get(o)?.extension ?? []));
+    csExt.push(...((inMemoryDetails(sup) ?? s.loaded?.get(sup))?.get(o)?.extension ?? []));
     const p = sup.properties.get(o);
     if (p) suppProps.push({ index: sup, props: p });
   }
@@ -372,10 +379,14 @@ export function buildEntry(
       props.set('definition', `${CONCEPT_PROPERTY}definition`, { valueString: details.definition });
     }
     const all = wanted.has('*');
-    for (const { index, props: list } of [{ index: src, props: src.properties.get(ord) ?? [] }, ...suppProps]) {
+    for (const { index, props: list } of [
+      { index: src, props: src.properties.get(ord) ?? [] },
+      ...suppProps,
+    ]) {
       for (const p of list) {
         const uri = propertyUri(index, p.code);
-        if (all || wanted.has(p.code) || (uri !== undefined && wanted.has(uri))) props.add(p.code, uri, valueOf(p));
+        if (all || wanted.has(p.code) || (uri !== undefined && wanted.has(uri)))
+          props.add(p.code, uri, valueOf(p));
       }
     }
   }

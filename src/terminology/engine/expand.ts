@@ -10,7 +10,13 @@ import {
 } from './code-system-index.js';
 import { evaluateValueSet, valueSetIdentity, type ComposeContext } from './compose.js';
 import { EXT, inMemoryDetails, type ConceptDetails } from './concept-details.js';
-import { buildEntry, displayOf, PropertyDeclarations, type OutputSettings } from './entries.js';
+import {
+  buildEntry,
+  displayOf,
+  prepareSources,
+  PropertyDeclarations,
+  type OutputSettings,
+} from './entries.js';
 import { statusWarnings } from './flatten.js';
 import { nestEntries } from './hierarchy.js';
 import { echoLanguageList, parseLanguageList } from './languages.js';
@@ -110,7 +116,11 @@ export class ExpansionEngine {
       req.displayLanguage !== undefined
         ? parseLanguageList(req.displayLanguage, 'displayLanguage')
         : undefined;
-    const supplementCanonicals = [...(req.useSupplement ?? []), ...valueSetSupplements(vs)];
+    const vsSupplements = valueSetSupplements(vs);
+    const supplementCanonicals =
+      req.useSupplement === undefined && vsSupplements.length === 0
+        ? NO_STRINGS
+        : [...(req.useSupplement ?? []), ...vsSupplements];
     const supplements =
       supplementCanonicals.length > 0
         ? await resolveSupplements(supplementCanonicals, resolver)
@@ -155,7 +165,10 @@ export class ExpansionEngine {
     if (filter) {
       // Only the entries up to the page's end are ranked (the total is exact either way).
       const need = req.count === undefined ? Infinity : (req.offset ?? 0) + req.count;
-      const key = `${excludeMask}\u0000${req.displayLanguage ?? ''}\u0000${supplementCanonicals.join(' ')}\u0000${filter.raw}`;
+      const key =
+        supplementCanonicals.length === 0 && req.displayLanguage === undefined
+          ? `${excludeMask}\u0000${filter.raw}`
+          : `${excludeMask}\u0000${req.displayLanguage ?? ''}\u0000${supplementCanonicals.join(' ')}\u0000${filter.raw}`;
       let found = m.cachedFilter(key);
       if (!found || (!found.complete && found.positions.length < need)) {
         found = filterPage(m, filter, excludeMask, chooser, need);
@@ -182,7 +195,9 @@ export class ExpansionEngine {
     );
     const page: number[] = [];
     for (let i = offset; i < end; i++) page.push(positions ? positions[i] : i);
-    if (settings.properties.length > 0) settings.loaded = await loadDetails(m, page, resolver);
+    const wanted = resolver.conceptDetails ? detailsWanted(m, page, resolver, settings) : undefined;
+    if (wanted) settings.loaded = await loadDetails(wanted, resolver.conceptDetails!.bind(resolver));
+    prepareSources(m, settings);
 
     const decl = new PropertyDeclarations();
     let contains: ValueSetContains[] = [];
@@ -226,7 +241,7 @@ export class ExpansionEngine {
     };
     // An expansion drawn from fragments may be incomplete (valueset-unclosed), and R4 declares the properties of
     // its entries as extensions.
-    const extension: Extension[] = [];
+    const extension: Extension[] = m.fragments.length > 0 || decl.size > 0 ? [] : NO_EXTENSIONS;
     for (const f of m.fragments) {
       if (extension.length === 0) extension.push({ url: EXT.unclosed, valueBoolean: true });
       extension.push({
@@ -234,7 +249,7 @@ export class ExpansionEngine {
         valueString: `This extension is based on a fragment of the code system ${f.split('|')[0]}`,
       });
     }
-    extension.push(...decl.toExtensions());
+    if (decl.size > 0) extension.push(...decl.toExtensions());
     if (extension.length > 0) expansion.extension = extension;
     if (req.offset !== undefined) expansion.offset = offset;
     if (parameter.length > 0) expansion.parameter = parameter;
@@ -731,6 +746,8 @@ function pushWarning(
 }
 
 const NO_STRINGS: readonly string[] = [];
+/** Shared by expansions without extensions; never written to. */
+const NO_EXTENSIONS = [] as Extension[];
 
 /** The canonical of a value set (url|version) for messages. */
 function canonicalOf(vs: ValueSetResource): string {
@@ -738,9 +755,10 @@ function canonicalOf(vs: ValueSetResource): string {
 }
 
 /** The supplements a value set asks for (valueset-supplement extensions). */
-function valueSetSupplements(vs: ValueSetResource): string[] {
+function valueSetSupplements(vs: ValueSetResource): readonly string[] {
+  if (!vs.extension) return NO_STRINGS;
   const out: string[] = [];
-  for (const e of vs.extension ?? []) {
+  for (const e of vs.extension) {
     if (e.url !== EXT.vsSupplement) continue;
     const v = e.valueCanonical ?? e.valueUri ?? e.valueString;
     if (typeof v === 'string' && v !== '') out.push(v);
@@ -844,25 +862,48 @@ function echoedParameters(req: ExpandRequest, m: Membership): ExpansionParameter
   return parameter;
 }
 
-/** Definitions of the page's concepts whose code systems do not hold them in memory (stored ones), from the
- * resolver: only when a request asks for properties. */
-async function loadDetails(
+/** The details (definitions, extensions) of the page's concepts whose code systems do not hold them in memory
+ * (stored ones), and of their supplements' concepts, from the resolver: when the request asks for properties, or
+ * the code system has concept extensions. */
+function detailsWanted(
   m: Membership,
   page: readonly number[],
   resolver: Resolver,
-): Promise<Map<CodeSystemIndex, Map<number, ConceptDetails>> | undefined> {
-  if (!resolver.conceptDetails) return undefined;
+  s: OutputSettings,
+): Map<CodeSystemIndex, number[]> | undefined {
+  const anyProperty = s.properties.length > 0;
+  // Usually nothing to load: no property asked for, no supplement, no source with concept extensions.
+  if (!anyProperty && s.supplements.size === 0) {
+    let ext = false;
+    for (const src of m.sources)
+      if (!inMemoryDetails(src) && resolver.hasConceptExtensions?.(src)) ext = true;
+    if (!ext) return undefined;
+  }
   const wanted = new Map<CodeSystemIndex, number[]>();
+  const want = (index: CodeSystemIndex, ord: number, always: boolean): void => {
+    if (inMemoryDetails(index) || !(always || resolver.hasConceptExtensions?.(index))) return;
+    const list = wanted.get(index) ?? [];
+    list.push(ord);
+    wanted.set(index, list);
+  };
   for (const pos of page) {
     const src = m.sources[m.entSrc[pos]];
-    if (inMemoryDetails(src)) continue;
-    const list = wanted.get(src) ?? [];
-    list.push(m.entOrd[pos]);
-    wanted.set(src, list);
+    want(src, m.entOrd[pos], anyProperty);
+    if (s.supplements.size === 0) continue;
+    for (const sup of s.supplements.of(src.url)) {
+      const o = sup.ordinalOf(src.code(m.entOrd[pos]));
+      if (o >= 0) want(sup, o, false);
+    }
   }
-  if (wanted.size === 0) return undefined;
+  return wanted.size > 0 ? wanted : undefined;
+}
+
+async function loadDetails(
+  wanted: Map<CodeSystemIndex, number[]>,
+  load: NonNullable<Resolver['conceptDetails']>,
+): Promise<Map<CodeSystemIndex, Map<number, ConceptDetails>>> {
   const out = new Map<CodeSystemIndex, Map<number, ConceptDetails>>();
-  for (const [src, ords] of wanted) out.set(src, await resolver.conceptDetails(src, ords));
+  for (const [src, ords] of wanted) out.set(src, await load(src, ords));
   return out;
 }
 

@@ -69,6 +69,7 @@ export function flattenCodeSystemConcepts(
         status: status ?? null,
         designations: c.designation && c.designation.length > 0 ? c.designation : null,
         properties: c.property && c.property.length > 0 ? c.property : null,
+        extensions: Array.isArray(c.extension) && c.extension.length > 0 ? c.extension : null,
       };
       rows.push(row);
       byCode.set(c.code, row);
@@ -156,19 +157,15 @@ export function statusWarnings(r: {
 /** Indexes a whole CodeSystem resource held in memory (a request's tx-resource, a test's), keeping its concepts'
  * definitions and extensions with the index (concept-details.ts). */
 export function indexCodeSystemResource(cs: CodeSystemResource): CodeSystemIndex {
-  const index = CodeSystemIndex.build(codeSystemMetaOf(cs), flattenCodeSystemConcepts(cs));
+  const rows = flattenCodeSystemConcepts(cs);
+  const index = CodeSystemIndex.build(codeSystemMetaOf(cs), rows);
   const details = new Map<number, ConceptDetails>();
-  const stack = [...(cs.concept ?? [])];
-  while (stack.length > 0) {
-    const c = stack.pop()!;
-    if (c.concept) stack.push(...c.concept);
-    if (c.definition === undefined && !c.extension?.length) continue;
-    const ord = index.ordinalOf(c.code);
-    if (ord < 0 || details.has(ord)) continue;
+  for (const r of rows) {
+    if (!r.definition && !r.extensions) continue;
     const d: ConceptDetails = {};
-    if (typeof c.definition === 'string') d.definition = c.definition;
-    if (Array.isArray(c.extension) && c.extension.length > 0) d.extension = c.extension;
-    details.set(ord, d);
+    if (r.definition) d.definition = r.definition;
+    if (r.extensions) d.extension = r.extensions;
+    details.set(index.ordinalOf(r.code), d);
   }
   attachConceptDetails(index, details);
   return index;

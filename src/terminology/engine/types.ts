@@ -47,6 +47,8 @@ export interface ConceptInput {
   status?: string | null;
   designations?: Designation[] | null;
   properties?: ConceptProperty[] | null;
+  /** The concept's extensions (kept with it; not indexed). */
+  extensions?: Extension[] | null;
 }
 
 /** The code-system-level facts an index needs. */
@@ -223,4 +225,7 @@ export interface Resolver {
   /** Optional: the definitions (and extensions, where kept) of some concepts of a code system whose index does
    * not hold them in memory (a stored one), by ordinal. Only called when a request asks for properties. */
   conceptDetails?(index: CodeSystemIndex, ordinals: number[]): Promise<Map<number, ConceptDetails>>;
+  /** Optional: does some concept of this (stored) code system have extensions? Then every expansion loads the
+   * details of the concepts it shows (conceptDetails). Unknown: no. */
+  hasConceptExtensions?(index: CodeSystemIndex): boolean;
 }
