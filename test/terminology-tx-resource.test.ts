@@ -154,7 +154,10 @@ describe('$expand with the parameters the HL7 test runner sends', () => {
     expect(de.status, de.text).toBe(200);
     expect(de.body.expansion.contains[0].display).toBe('red (de)');
     // The whole list is the display language (echoed as the IG writes a list with qualities).
-    expect(de.body.expansion.parameter).toContainEqual({ name: 'displayLanguage', valueCode: 'fr; q=0.5, de' });
+    expect(de.body.expansion.parameter).toContainEqual({
+      name: 'displayLanguage',
+      valueCode: 'fr; q=0.5, de',
+    });
     const param = await expand([...params, { name: 'displayLanguage', valueCode: 'en' }], {
       'accept-language': 'de',
     });
