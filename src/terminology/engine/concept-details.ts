@@ -2,13 +2,9 @@
 // code system index): its definition and its extensions. Code systems held in memory (request resources, tests)
 // keep them here, by index; for stored code systems the resolver loads definitions when a request asks for them.
 import type { CodeSystemIndex } from './code-system-index.js';
-import type { Extension } from './types.js';
+import type { ConceptDetails, Extension } from './types.js';
 
-/** A concept's definition and extensions. */
-export interface ConceptDetails {
-  definition?: string;
-  extension?: Extension[];
-}
+export type { ConceptDetails };
 
 const byIndex = new WeakMap<CodeSystemIndex, Map<number, ConceptDetails>>();
 

@@ -1,6 +1,5 @@
 // FHIR R4 shapes the expansion engine reads and writes (only the elements it uses; others pass through).
 import type { CodeSystemIndex } from './code-system-index.js';
-import type { ConceptDetails } from './concept-details.js';
 import type { ExpandOptions } from './parameters.js';
 import type { RegexLimits } from './safe-regex.js';
 
@@ -16,6 +15,12 @@ export interface Extension {
   url: string;
   extension?: Extension[];
   [value: string]: unknown;
+}
+
+/** What an expansion may show of a concept beyond its index: its definition and extensions (`concept-details.ts`). */
+export interface ConceptDetails {
+  definition?: string;
+  extension?: Extension[];
 }
 
 export interface Designation {
