@@ -24,7 +24,7 @@ import { resolveCodeSystem } from './versions.js';
 import { TerminologyError, invalid } from './errors.js';
 import { FLAG_SHOW_VERSION, Membership, type EntryOverride, type FilterResult } from './membership.js';
 import { tokenize } from './normalize.js';
-import { MAX_REPEATS, PARAMETER_BY_NAME } from './parameters.js';
+import { MAX_REPEATS, MAX_STRING, PARAMETER_BY_NAME } from './parameters.js';
 import { NO_SUPPLEMENTS, resolveSupplements } from './supplements.js';
 import type {
   ExpandLimits,
@@ -788,7 +788,7 @@ function withComposeParameters(req: ExpandRequest, vs: ValueSetResource): Expand
         ? typeof v === 'boolean'
         : p.type === 'integer'
           ? Number.isInteger(v)
-          : typeof v === 'string' && v.length <= (p.maxLength ?? 4096);
+          : typeof v === 'string' && v.length <= (p.maxLength ?? MAX_STRING);
     if (!ok) {
       throw invalid(
         `The value set's expansion parameter ${name} has an invalid value (${String(raw).slice(0, 60)})`,

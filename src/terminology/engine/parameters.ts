@@ -64,7 +64,8 @@ export const EXPAND_PARAMETERS = [
     name: 'filter',
     key: 'filter',
     type: 'string',
-    maxLength: 100_000,
+    // Bounded by the engine (EXPAND_FILTER_MAX_CHARS, EXPAND_FILTER_MAX_WORDS), whose 400 names the setting.
+    maxLength: Number.POSITIVE_INFINITY,
     description: 'text filter (see the filter rule)',
   },
   { name: 'offset', key: 'offset', type: 'integer', description: 'paging: entries to skip' },
