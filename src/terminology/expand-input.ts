@@ -90,7 +90,12 @@ export function variablesFromQuery(
       continue;
     }
     const raw = query[name];
-    for (const v of Array.isArray(raw) ? raw : [raw]) {
+    if (typeof raw === 'string') {
+      put(vars, p, checkValue(p, raw));
+      continue;
+    }
+    if (!Array.isArray(raw)) throw badRequest(`Parameter ${name} is malformed`, [name]);
+    for (const v of raw) {
       if (typeof v !== 'string') throw badRequest(`Parameter ${name} is malformed`, [name]);
       put(vars, p, checkValue(p, v));
     }
@@ -152,7 +157,10 @@ export function splitArguments(args: Record<string, unknown>): {
 } {
   const target: Record<string, unknown> = {};
   const options: Record<string, unknown> = {};
-  for (const [key, raw] of Object.entries(args)) {
+  // for-in, not Object.entries: the arguments object names every declared argument (most undefined), on the
+  // path of every REST $expand.
+  for (const key in args) {
+    const raw = args[key];
     if (raw === null || raw === undefined) continue;
     const p = PARAMETER_BY_KEY.get(key);
     if (!p) continue; // `id` (instance $expand) is the only argument outside the table

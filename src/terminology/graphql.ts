@@ -4,6 +4,7 @@ import { builder } from '../graphql/builder.js';
 import { requirePrincipal } from '../graphql/context.js';
 import { EXPAND_PARAMETERS, type ExpandParameterDefinition } from './engine/parameters.js';
 import { splitArguments } from './expand-input.js';
+import type { ExpandRequest } from './engine/types.js';
 
 builder.queryField('expandValueSet', (t) => {
   const argument = (p: ExpandParameterDefinition) => {
@@ -28,8 +29,10 @@ builder.queryField('expandValueSet', (t) => {
     args: { ...args, id: t.arg.string({ description: 'id of a stored ValueSet (instance $expand)' }) },
     resolve: (_r, a, ctx) => {
       const p = requirePrincipal(ctx);
-      const { id, ...rest } = a as Record<string, unknown>;
-      const { target, options } = splitArguments(rest);
+      const { id } = a as { id?: unknown };
+      const { target, options } = splitArguments(a as Record<string, unknown>); // `id` is not in the table
+      const request: ExpandRequest = options;
+      if (target.valueSetVersion !== undefined) request.valueSetVersion = target.valueSetVersion;
       return ctx.services.terminology.expand(
         p.projectId,
         {
@@ -39,10 +42,7 @@ builder.queryField('expandValueSet', (t) => {
           valueSet: target.valueSet,
           txResources: target.txResource,
         },
-        {
-          ...options,
-          ...(target.valueSetVersion !== undefined ? { valueSetVersion: target.valueSetVersion } : {}),
-        },
+        request,
       );
     },
   });

@@ -285,6 +285,35 @@ export function prepareSources(m: Membership, s: OutputSettings): void {
   s.bySource = out;
 }
 
+/** True when no entry of the request needs more than code, display and flags (no languages, designations,
+ * supplements, properties or loaded concept details): then plainEntry answers most entries. */
+export function plainSettings(s: OutputSettings): boolean {
+  return (
+    !s.includeDesignations && !s.langs && s.supplements.size === 0 && s.properties.length === 0 && !s.bySource
+  );
+}
+
+/**
+ * The entry of a concept under plain settings (plainSettings), or undefined when it needs buildEntry (it is
+ * inactive, has a status, or the value set gives it extensions). Small enough to be inlined in the page loop:
+ * the hot path (a filtered page of a large code system) pays nothing for what it does not ask for.
+ */
+export function plainEntry(m: Membership, pos: number, showVersion: boolean): ValueSetContains | undefined {
+  const src = m.sources[m.entSrc[pos]];
+  const ord = m.entOrd[pos];
+  const flags = m.entFlags[pos];
+  if ((flags & FLAG_INACTIVE) !== 0 || (src.statuses.size > 0 && src.statuses.has(ord))) return undefined;
+  const ov = m.overrides.size > 0 ? m.overrides.get(pos) : undefined;
+  if (ov?.extension) return undefined;
+  const e: ValueSetContains = { system: src.url };
+  if ((flags & FLAG_ABSTRACT) !== 0) e.abstract = true;
+  if (showVersion && src.version !== undefined) e.version = src.version;
+  e.code = src.code(ord);
+  const display = ov?.display ?? src.display(ord);
+  if (display !== undefined) e.display = display;
+  return e;
+}
+
 /** The expansion entry of position `pos` of a membership. */
 export function buildEntry(
   m: Membership,

@@ -12,6 +12,8 @@ import { evaluateValueSet, valueSetIdentity, type ComposeContext } from './compo
 import { EXT, inMemoryDetails, type ConceptDetails } from './concept-details.js';
 import {
   buildEntry,
+  plainEntry,
+  plainSettings,
   displayOf,
   prepareSources,
   PropertyDeclarations,
@@ -193,16 +195,22 @@ export class ExpansionEngine {
       req.count === undefined ? total : Math.min(total, offset + req.count),
       positions ? (filteredTotal >= 0 ? positions.length : total) : total,
     );
-    const page: number[] = [];
-    for (let i = offset; i < end; i++) page.push(positions ? positions[i] : i);
+    // The page is positions[offset..end) (or offset..end when unfiltered): indexed in place, no array of it.
+    const page: PageRange = { positions, offset, end };
     const wanted = resolver.conceptDetails ? detailsWanted(m, page, resolver, settings) : undefined;
     if (wanted) settings.loaded = await loadDetails(wanted, resolver.conceptDetails!.bind(resolver));
     prepareSources(m, settings);
 
     const decl = new PropertyDeclarations();
     let contains: ValueSetContains[] = [];
-    for (const pos of page) {
-      contains.push(buildEntry(m, pos, settings, decl, (m.entFlags[pos] & FLAG_SHOW_VERSION) !== 0));
+    const plain = plainSettings(settings);
+    for (let i = offset; i < end; i++) {
+      const pos = positions ? positions[i] : i;
+      const showVersion = (m.entFlags[pos] & FLAG_SHOW_VERSION) !== 0;
+      contains.push(
+        (plain ? plainEntry(m, pos, showVersion) : undefined) ??
+          buildEntry(m, pos, settings, decl, showVersion),
+      );
     }
     // Hierarchical unless excludeNested, and only for a whole (unpaged) expansion: a page of a tree is undefined.
     if (
@@ -862,12 +870,19 @@ function echoedParameters(req: ExpandRequest, m: Membership): ExpansionParameter
   return parameter;
 }
 
+/** The entries of a page: positions[offset..end), or the positions offset..end themselves when unfiltered. */
+interface PageRange {
+  positions: Int32Array | undefined;
+  offset: number;
+  end: number;
+}
+
 /** The details (definitions, extensions) of the page's concepts whose code systems do not hold them in memory
  * (stored ones), and of their supplements' concepts, from the resolver: when the request asks for properties, or
  * the code system has concept extensions. */
 function detailsWanted(
   m: Membership,
-  page: readonly number[],
+  page: PageRange,
   resolver: Resolver,
   s: OutputSettings,
 ): Map<CodeSystemIndex, number[]> | undefined {
@@ -886,7 +901,8 @@ function detailsWanted(
     list.push(ord);
     wanted.set(index, list);
   };
-  for (const pos of page) {
+  for (let i = page.offset; i < page.end; i++) {
+    const pos = page.positions ? page.positions[i] : i;
     const src = m.sources[m.entSrc[pos]];
     want(src, m.entOrd[pos], anyProperty);
     if (s.supplements.size === 0) continue;
