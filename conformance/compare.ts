@@ -39,8 +39,13 @@ const SEMVER_RE =
 
 /** Does an actual string match an expected string or placeholder? (CompareUtilities.matches) */
 export function matchesString(actual: string, expected: string, opts: CompareOptions = {}): boolean {
-  if (!(expected.length >= 2 && expected.startsWith('$') && expected.endsWith('$')))
+  if (!(expected.length >= 2 && expected.startsWith('$') && expected.endsWith('$'))) {
+    // `$version$` inside a string (the IG writes `http://hl7.org/fhir/administrative-gender|$version$` so that one
+    // expected file serves R4 and R5 servers) stands for the runner's version variable, as a whole `$version$`
+    // does; without the variable it matches any version.
+    if (expected.includes('$version$')) return matchesVersioned(actual, expected, opts.variables?.version);
     return actual === expected;
+  }
   if (expected.startsWith('$choice:')) return expected.slice(8, -1).split('|').includes(actual);
   if (expected.startsWith('$fragments:')) {
     const low = actual.toLowerCase();
@@ -81,6 +86,12 @@ export function matchesString(actual: string, expected: string, opts: CompareOpt
       // The runner throws on an unknown template; a suite using one is a suite error, reported as a failure.
       throw new Error(`Unhandled template: ${expected}`);
   }
+}
+
+function matchesVersioned(actual: string, expected: string, version: string | undefined): boolean {
+  if (version !== undefined) return actual === expected.split('$version$').join(version);
+  const parts = expected.split('$version$').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${parts.join('[^|]+')}$`).test(actual);
 }
 
 function kind(v: Json): string {

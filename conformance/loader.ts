@@ -1,9 +1,11 @@
 // Finds the HL7 terminology ecosystem test suite and lists the general-mode `expand` tests, with what the official
 // runner sends for each: the test's request, the suite's setup resources as `tx-resource`, then the profile's
-// parameters (parameters-default.json: a `uuid` cache-buster), and its Accept-Language.
+// parameters (parameters-default.json: a `uuid` cache-buster), and its Accept-Language; all converted to R4 as the
+// runner's R4 client converts them (r4.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Json } from './compare.js';
+import { toR4 } from './r4.js';
 
 /** The repository root (this file is in conformance/). */
 export const ROOT = path.resolve(import.meta.dirname, '..');
@@ -26,6 +28,9 @@ export interface ConformanceTest {
   expected: Json;
   /** The expected HTTP status class ('2xx', '4xx', ...). */
   httpCode: string;
+  /** The modes the runner runs this test with: `general`, or `general` + `tx.fhir.org` for the tests of a general
+   * suite that carry `mode: tx.fhir.org` (see TX_FHIR_ORG_TESTS). */
+  modes: ReadonlySet<string>;
 }
 
 interface SuiteJson {
@@ -39,17 +44,31 @@ interface SuiteJson {
 /** The modes the runner runs with here: only `general` (no external terminology content is loaded). */
 export const MODES: ReadonlySet<string> = new Set(['general']);
 
+/** Tests of general suites marked `mode: tx.fhir.org` that need nothing but the suite's own setup (paged `is-a`
+ * expansions). The runner runs them when asked for that mode; `npm run conformance` counts them separately. */
+export const TX_FHIR_ORG_TESTS: ReadonlySet<string> = new Set([
+  'simple-expand-isa-o2',
+  'simple-expand-isa-c2',
+  'simple-expand-isa-o2c2',
+]);
+const WITH_TX_FHIR_ORG: ReadonlySet<string> = new Set(['general', 'tx.fhir.org']);
+
 function readJson(testsDir: string, file: string): Json {
   return JSON.parse(fs.readFileSync(path.join(testsDir, file), 'utf8')) as Json;
 }
 
 /** The runner's chooseParam: a `name:mode` entry for one of the modes wins over `name`. */
-function chooseParam(test: Record<string, unknown>, name: string): string | undefined {
-  for (const m of MODES) if (typeof test[`${name}:${m}`] === 'string') return test[`${name}:${m}`] as string;
+function chooseParam(
+  test: Record<string, unknown>,
+  name: string,
+  modes: ReadonlySet<string>,
+): string | undefined {
+  for (const m of modes) if (typeof test[`${name}:${m}`] === 'string') return test[`${name}:${m}`] as string;
   return typeof test[name] === 'string' ? (test[name] as string) : undefined;
 }
 
-/** Every general-mode expand test (suites and tests with another mode, and disabled ones, are left out). */
+/** Every general-mode expand test, then the TX_FHIR_ORG_TESTS (suites and tests with another mode, and disabled
+ * ones, are left out). */
 export function loadExpandTests(dir = suiteDir()): ConformanceTest[] {
   const testsDir = path.join(dir, 'tests');
   if (!fs.existsSync(path.join(testsDir, 'test-cases.json')))
@@ -61,10 +80,14 @@ export function loadExpandTests(dir = suiteDir()): ConformanceTest[] {
     let setup: Json[] | undefined;
     for (const test of suite.tests) {
       if (test.operation !== 'expand' || test.disabled === true) continue;
-      if (typeof test.mode === 'string' && !MODES.has(test.mode)) continue;
-      setup ??= (suite.setup ?? []).map((f) => readJson(testsDir, f));
-      const reqFile = chooseParam(test, 'request');
-      const request = (reqFile ? readJson(testsDir, reqFile) : { resourceType: 'Parameters' }) as {
+      let modes = MODES;
+      if (typeof test.mode === 'string' && !MODES.has(test.mode)) {
+        if (!TX_FHIR_ORG_TESTS.has(String(test.name))) continue;
+        modes = WITH_TX_FHIR_ORG;
+      }
+      setup ??= (suite.setup ?? []).map((f) => toR4(readJson(testsDir, f)));
+      const reqFile = chooseParam(test, 'request', modes);
+      const request = toR4(reqFile ? readJson(testsDir, reqFile) : { resourceType: 'Parameters' }) as {
         parameter?: Json[];
       };
       const profile = readJson(
@@ -73,7 +96,7 @@ export function loadExpandTests(dir = suiteDir()): ConformanceTest[] {
       ) as {
         parameter?: Json[];
       };
-      const responseFile = chooseParam(test, 'response');
+      const responseFile = chooseParam(test, 'response', modes);
       if (!responseFile) continue;
       const parameter: Json[] = [
         ...(request.parameter ?? []),
@@ -88,6 +111,7 @@ export function loadExpandTests(dir = suiteDir()): ConformanceTest[] {
         responseFile,
         expected: readJson(testsDir, responseFile),
         httpCode: typeof test['http-code'] === 'string' ? test['http-code'] : '2xx',
+        modes,
       });
     }
   }

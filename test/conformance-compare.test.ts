@@ -2,7 +2,11 @@
 // each convention accepts what it should and rejects what it should.
 import { describe, expect, it } from 'vitest';
 import { compareJson, matchesString, type Json } from '../conformance/compare.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadExpandTests, suiteDir, TX_FHIR_ORG_TESTS } from '../conformance/loader.js';
 import { normalizeResponse } from '../conformance/normalize.js';
+import { EXT, fromR4, OMITTED_CODE_RULES, toR4 } from '../conformance/r4.js';
 
 const ok = (e: Json, a: Json, modes?: string[]) =>
   expect(compareJson(e, a, { modes: modes ? new Set(modes) : undefined })).toBeNull();
@@ -130,6 +134,20 @@ describe('string placeholders', () => {
     expect(matchesString('whatever', '$$')).toBe(true);
     expect(() => matchesString('x', '$nonsense$')).toThrow('Unhandled template');
   });
+  it('$version$ inside a string stands for the version variable (one expected file for R4 and R5 servers)', () => {
+    const e = { v: 'http://hl7.org/fhir/administrative-gender|$version$' };
+    const r4 = { variables: { version: '4.0.1' } };
+    expect(compareJson(e, { v: 'http://hl7.org/fhir/administrative-gender|4.0.1' }, r4)).toBeNull();
+    expect(compareJson(e, { v: 'http://hl7.org/fhir/administrative-gender|5.0.0' }, r4)).toMatch(
+      'string property values differ',
+    );
+    expect(compareJson(e, { v: 'http://hl7.org/fhir/administrative-gender|$version$' }, r4)).toMatch(
+      'differ',
+    );
+    // Without the variable any version matches, as a whole `$version$` does, but not none.
+    expect(matchesString('http://hl7.org/fhir/administrative-gender|5.0.0', e.v)).toBe(true);
+    expect(matchesString('http://hl7.org/fhir/administrative-gender|', e.v)).toBe(false);
+  });
   it('a literal string is compared exactly', () => {
     bad({ display: 'Display 1' }, { display: 'display 1' }, 'string property values differ at .display');
   });
@@ -179,5 +197,113 @@ describe('normalizeResponse (the runner scrubs and sorts the actual response)', 
       resourceType: 'OperationOutcome',
       issue: [{ severity: 'error', code: 'not-found', details: { text: 'x' } }],
     });
+  });
+});
+
+describe('R4 conversion (the runner talks to an R4 server through its R4 client)', () => {
+  it('a request: R5 filter operators move to the cross-version extension and mark the value set', () => {
+    const vs = toR4({
+      resourceType: 'ValueSet',
+      versionAlgorithmCoding: { code: 'semver' },
+      compose: {
+        include: [{ system: 's', filter: [{ property: 'concept', op: 'child-of', value: 'a' }] }],
+        property: ['definition'],
+      },
+    });
+    expect(vs).toEqual({
+      resourceType: 'ValueSet',
+      implicitRules: OMITTED_CODE_RULES,
+      extension: [{ url: EXT.versionAlgorithm, valueCoding: { code: 'semver' } }],
+      compose: {
+        include: [
+          {
+            system: 's',
+            filter: [
+              {
+                property: 'concept',
+                value: 'a',
+                _op: { extension: [{ url: EXT.filterOp, valueCode: 'child-of' }] },
+              },
+            ],
+          },
+        ],
+        extension: [{ url: EXT.composeProperty, valueString: 'definition' }],
+      },
+    });
+    // R4 operators are left alone, and nothing is marked.
+    const plain = toR4({ resourceType: 'ValueSet', compose: { include: [{ filter: [{ op: 'is-a' }] }] } });
+    expect(plain).toEqual({ resourceType: 'ValueSet', compose: { include: [{ filter: [{ op: 'is-a' }] }] } });
+  });
+  it('a response: property extensions become expansion.property and contains.property', () => {
+    const vs = {
+      resourceType: 'ValueSet',
+      implicitRules: OMITTED_CODE_RULES,
+      expansion: {
+        extension: [
+          {
+            url: EXT.expansionProperty,
+            extension: [
+              { url: 'code', valueCode: 'status' },
+              { url: 'uri', valueUri: 'http://hl7.org/fhir/concept-properties#status' },
+            ],
+          },
+        ],
+        contains: [
+          {
+            code: 'a',
+            extension: [
+              {
+                url: EXT.containsProperty,
+                extension: [
+                  { url: 'code', valueCode: 'status' },
+                  { url: 'value', valueCode: 'retired' },
+                ],
+              },
+              { url: 'http://hl7.org/fhir/StructureDefinition/rendering-style', valueString: 'x' },
+            ],
+          },
+        ],
+      },
+    };
+    expect(fromR4(vs)).toBeUndefined();
+    expect(vs).toEqual({
+      resourceType: 'ValueSet',
+      expansion: {
+        property: [{ code: 'status', uri: 'http://hl7.org/fhir/concept-properties#status' }],
+        contains: [
+          {
+            code: 'a',
+            extension: [{ url: 'http://hl7.org/fhir/StructureDefinition/rendering-style', valueString: 'x' }],
+            property: [{ code: 'status', valueCode: 'retired' }],
+          },
+        ],
+      },
+    });
+  });
+  it('a response carrying the R5 elements themselves is not R4 (the R4 parser refuses it)', () => {
+    expect(
+      fromR4({
+        resourceType: 'ValueSet',
+        expansion: { contains: [{ code: 'a', property: [{ code: 'x' }] }] },
+      }),
+    ).toMatch('ValueSet.expansion.contains.property is an R5 element');
+    expect(fromR4({ resourceType: 'ValueSet', expansion: { property: [] } })).toMatch('expansion.property');
+  });
+});
+
+const haveSuite = fs.existsSync(path.join(suiteDir(), 'tests', 'test-cases.json'));
+describe.skipIf(!haveSuite)('loader', () => {
+  it('lists the 175 general-mode expand tests and the 3 tx.fhir.org-mode ones, the latter with that mode', () => {
+    const tests = loadExpandTests();
+    const extra = tests.filter((t) => t.modes.has('tx.fhir.org'));
+    expect(extra.map((t) => t.name).sort()).toEqual([...TX_FHIR_ORG_TESTS].sort());
+    expect(tests.length - extra.length).toBe(175);
+    // Requests go out in R4: the child-of value set of simple-cases carries the operator as an extension.
+    const childOf = tests.find((t) => t.name === 'simple-expand-child-of')!;
+    const params = (childOf.body as { parameter: Array<{ resource?: { url?: string } }> }).parameter;
+    const vs = params.find(
+      (p) => p.resource?.url === 'http://hl7.org/fhir/test/ValueSet/simple-filter-child-of',
+    );
+    expect(JSON.stringify(vs)).toContain(EXT.filterOp);
   });
 });

@@ -75,6 +75,11 @@ function standardResolver(): TestResolver {
 }
 
 const LIMITS: ExpandLimits = { maxUnpaged: 1000 };
+const DISPLAY_USE = {
+  system: 'http://terminology.hl7.org/CodeSystem/hl7TermMaintInfra',
+  code: 'preferredForLanguage',
+  display: 'Preferred For Language',
+};
 
 const vsOf = (include: ValueSetInclude[], exclude?: ValueSetInclude[], extra?: object): ValueSetResource => ({
   resourceType: 'ValueSet',
@@ -89,6 +94,16 @@ const codes = (r: ValueSetResourceWithExpansion): string[] => flatCodes(r.expans
 function flatCodes(list: ValueSetContains[] | undefined): string[] {
   return (list ?? []).flatMap((c) => [c.code!, ...flatCodes(c.contains)]);
 }
+/** A concept property as R4 carries it in an expansion entry. */
+const propertyExt = (code: string, value: Record<string, unknown>) => ({
+  url: 'http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.contains.property',
+  extension: [
+    { url: 'code', valueCode: code },
+    { url: 'value', ...value },
+  ],
+});
+const statusProperty = (status: string) => propertyExt('status', { valueCode: status });
+
 const param = (r: ValueSetResourceWithExpansion, name: string): unknown[] =>
   (r.expansion.parameter ?? [])
     .filter((p) => p.name === name)
@@ -182,14 +197,32 @@ describe('expandValueSet: compose', () => {
       code: 'disorder',
       display: 'Disorder',
     });
+    // An inactive concept says why in its status property (R4: the cross-version extension).
     expect(c[11]).toEqual({
       system: HIER,
       inactive: true,
       code: 'old-hf',
       display: 'Cardiac insufficiency (old term)',
+      extension: [statusProperty('retired')],
     });
-    // One version of the system contributes: used-codesystem names it, contains carry no version.
-    expect(c[15]).toEqual({ system: HIER, code: 'fever', display: 'Fever' });
+    expect(res.expansion.extension).toEqual([
+      {
+        url: 'http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.property',
+        extension: [
+          { url: 'code', valueCode: 'status' },
+          { url: 'uri', valueUri: 'http://hl7.org/fhir/concept-properties#status' },
+        ],
+      },
+    ]);
+    // A deprecated concept (still active) says so in its status too.
+    expect(c[15]).toEqual({
+      system: HIER,
+      code: 'fever',
+      display: 'Fever',
+      extension: [statusProperty('deprecated')],
+    });
+    // One version of the system is named: used-codesystem names it, contains carry no version.
+    expect(c[16]).toEqual({ system: HIER, code: 'cough', display: 'Cough' });
     expect(param(res, 'used-codesystem')).toEqual([`${HIER}|1.0.0`]);
   });
 
@@ -206,7 +239,13 @@ describe('expandValueSet: compose', () => {
     ]);
     const res = await expand(vs, { includeDesignations: true });
     expect(res.expansion.contains).toEqual([
-      { system: HIER, code: 'hf', display: 'Cardiac failure' },
+      // The value set's display wins; the code system's is then one more designation.
+      {
+        system: HIER,
+        code: 'hf',
+        display: 'Cardiac failure',
+        designation: [{ use: DISPLAY_USE, value: 'Heart failure' }],
+      },
       { system: HIER, code: 'cough', display: 'Cough' },
       {
         system: HIER,
@@ -317,7 +356,7 @@ describe('expandValueSet: compose', () => {
     expect(codes(ord)).toEqual(['5932-9']);
   });
 
-  it('listed codes missing from a fragment code system are taken as given', async () => {
+  it('listed codes a code system lacks are left out; a fragment says the expansion may be incomplete', async () => {
     const res = await expand(
       vsOf([{ system: LOINC, concept: [{ code: '2093-3' }, { code: '9999-9', display: 'Made up' }] }]),
     );
@@ -327,8 +366,19 @@ describe('expandValueSet: compose', () => {
         code: '2093-3',
         display: 'Cholesterol [Mass/volume] in Serum or Plasma',
       },
-      { system: LOINC, code: '9999-9', display: 'Made up' },
     ]);
+    // The LOINC fixture is a fragment: used-fragment, and valueset-unclosed on the expansion.
+    expect(param(res, 'used-fragment')).toEqual(param(res, 'used-codesystem'));
+    expect(res.expansion.extension).toEqual([
+      { url: 'http://hl7.org/fhir/StructureDefinition/valueset-unclosed', valueBoolean: true },
+      {
+        url: 'http://hl7.org/fhir/StructureDefinition/valueset-unclosed-reason',
+        valueString: `This extension is based on a fragment of the code system ${LOINC}`,
+      },
+    ]);
+    const complete = await expand(vsOf([{ system: HIER, concept: [{ code: 'nope' }, { code: 'cough' }] }]));
+    expect(codes(complete)).toEqual(['cough']);
+    expect(complete.expansion.extension).toBeUndefined();
   });
 
   it('duplicates (same system and code from two includes) appear once; the first wins', async () => {
@@ -405,7 +455,7 @@ describe('expandValueSet: compose', () => {
         expand(vsOf([{ valueSet: ['http://example.org/fhir/ValueSet/missing'] }])),
         422,
         'not-found',
-        /Unknown value set http:\/\/example.org\/fhir\/ValueSet\/missing .*include\[0\]/,
+        /Unable to find included value set 'http:\/\/example.org\/fhir\/ValueSet\/missing' .*include\[0\]/,
       );
     });
   });
@@ -428,29 +478,49 @@ describe('expandValueSet: compose', () => {
 
     it('system-version fills in missing versions; force-system-version overrides', async () => {
       const vs = vsOf([{ system: VERSIONED }]);
-      const sv = await expand(vs, { systemVersion: `${VERSIONED}|1.0.0` });
+      const sv = await expand(vs, { systemVersion: [`${VERSIONED}|1.0.0`] });
       expect(codes(sv)).toEqual(['a', 'b']);
       // Echoed because it chose the version (the IG's expected expansions show it so).
       expect(param(sv, 'system-version')).toEqual([`${VERSIONED}|1.0.0`]);
       expect(param(sv, 'used-codesystem')).toEqual([`${VERSIONED}|1.0.0`]);
       const pinned = vsOf([{ system: VERSIONED, version: '2.0.0' }]);
-      expect(codes(await expand(pinned, { systemVersion: `${VERSIONED}|1.0.0` }))).toEqual(['a', 'b', 'c']);
+      expect(codes(await expand(pinned, { systemVersion: [`${VERSIONED}|1.0.0`] }))).toEqual(['a', 'b', 'c']);
       expect(codes(await expand(pinned, { forceSystemVersion: [`${VERSIONED}|1.0.0`] }))).toEqual(['a', 'b']);
     });
 
-    it('the same code from two versions appears once', async () => {
-      const res = await expand(
-        vsOf([
-          { system: VERSIONED, version: '1.0.0', concept: [{ code: 'a' }] },
-          { system: VERSIONED, version: '2.0.0' },
-        ]),
-      );
+    it('a code in two versions is two entries, each with its version; versionsMatch merges them', async () => {
+      const vs = vsOf([
+        { system: VERSIONED, version: '1.0.0', concept: [{ code: 'a' }] },
+        { system: VERSIONED, version: '2.0.0' },
+      ]);
+      const res = await expand(vs);
+      // The latest version's include comes first; every entry names its version (two are named).
       expect(res.expansion.contains!.map((c) => `${c.code}@${c.version}`)).toEqual([
+        'a@2.0.0',
+        'b@2.0.0',
+        'c@2.0.0',
         'a@1.0.0',
+      ]);
+      expect(param(res, 'used-codesystem')).toEqual([`${VERSIONED}|2.0.0`, `${VERSIONED}|1.0.0`]);
+      const merged = await expand(vs, { versionsMatch: true });
+      expect(merged.expansion.contains!.map((c) => `${c.code}@${c.version}`)).toEqual([
+        'a@2.0.0',
         'b@2.0.0',
         'c@2.0.0',
       ]);
-      expect(param(res, 'used-codesystem')).toEqual([`${VERSIONED}|1.0.0`, `${VERSIONED}|2.0.0`]);
+      expect(param(merged, 'versionsMatch')).toEqual([true]);
+    });
+
+    it('excluding one version from another removes the codes of every version (versionsMatch is implied)', async () => {
+      const vs = vsOf([{ system: VERSIONED, version: '2.0.0' }], [{ system: VERSIONED, version: '1.0.0' }]);
+      const res = await expand(vs);
+      expect(codes(res)).toEqual(['c']);
+      expect(param(res, 'versionsMatch')).toEqual([true]);
+      // Asked not to match versions, the exclusion is of version 1.0.0 only.
+      const scoped = await expand(vs, { versionsMatch: false });
+      expect(codes(scoped)).toEqual(['a', 'b', 'c']);
+      expect(param(scoped, 'versionsMatch')).toEqual([]);
+      expect(param(scoped, 'used-codesystem').sort()).toEqual([`${VERSIONED}|1.0.0`, `${VERSIONED}|2.0.0`]);
     });
 
     it('an unknown version is an unknown code system', async () => {
@@ -481,7 +551,7 @@ describe('expandValueSet: compose', () => {
       // force-system-version and system-version take patterns too, and are echoed when they chose the version.
       const forced = await e.expand(
         vsOf([{ system: VERSIONED, version: '2.0.0' }]),
-        { forceSystemVersion: `${VERSIONED}|1.x` },
+        { forceSystemVersion: [`${VERSIONED}|1.x`] },
         rr,
         LIMITS,
       );
@@ -489,7 +559,7 @@ describe('expandValueSet: compose', () => {
       expect(param(forced, 'force-system-version')).toEqual([`${VERSIONED}|1.x`]);
       const pinned = await e.expand(
         vsOf([{ system: VERSIONED, version: '2.0.0' }]),
-        { systemVersion: `${VERSIONED}|1.0.0` },
+        { systemVersion: [`${VERSIONED}|1.0.0`] },
         rr,
         LIMITS,
       );
@@ -504,7 +574,7 @@ describe('expandValueSet: compose', () => {
       const e = new ExpansionEngine();
       const res = await e.expand(
         vsOf([{ system: VERSIONED }]),
-        { checkSystemVersion: `${VERSIONED}|1.x` },
+        { checkSystemVersion: [`${VERSIONED}|1.x`] },
         rr,
         LIMITS,
       );
@@ -512,7 +582,7 @@ describe('expandValueSet: compose', () => {
       expect(param(res, 'check-system-version')).toEqual([`${VERSIONED}|1.x`]);
       const ok = await e.expand(
         vsOf([{ system: VERSIONED, version: '1.0.0' }]),
-        { checkSystemVersion: `${VERSIONED}|1.x` },
+        { checkSystemVersion: [`${VERSIONED}|1.x`] },
         rr,
         LIMITS,
       );
@@ -520,7 +590,7 @@ describe('expandValueSet: compose', () => {
       await expectError(
         e.expand(
           vsOf([{ system: VERSIONED, version: '2.0.0' }]),
-          { checkSystemVersion: `${VERSIONED}|1.x` },
+          { checkSystemVersion: [`${VERSIONED}|1.x`] },
           rr,
           LIMITS,
         ),
@@ -589,15 +659,18 @@ describe('expandValueSet: compose', () => {
     it('bad filters: 400 invalid naming the include and filter', async () => {
       const bad = (filter: ValueSetInclude['filter']) =>
         expand(vsOf([{ system: GENDER }, { system: HIER, filter }]));
-      await expectError(
-        bad([
-          { property: 'concept', op: 'is-a', value: 'heart' },
-          { property: 'severity', op: '=' },
-        ]),
-        400,
-        'invalid',
-        /include\[1\]\.filter\[1\] \(severity = \?\) has no value/,
-      );
+      // The IG's message and issue type for a filter without a value; the path is the issue's expression.
+      const noValue = await bad([
+        { property: 'concept', op: 'is-a', value: 'heart' },
+        { property: 'severity', op: '=' },
+      ]).catch((e: unknown) => e as TerminologyError);
+      expect(noValue).toMatchObject({
+        status: 400,
+        issueCode: 'invalid',
+        txIssueType: 'vs-invalid',
+        message: `The system ${HIER} filter with property = severity, op = = has no value`,
+        expression: ['ValueSet.compose.include[1].filter[1]'],
+      });
       await expectError(
         bad([{ property: 'concept', op: 'sounds-like', value: 'x' }]),
         400,
@@ -636,7 +709,7 @@ describe('expandValueSet: compose', () => {
         expand(vs, {}, { maxUnpaged: 10 }),
         422,
         'too-costly',
-        /17 entries.*count and offset/,
+        /The value set 'http:\/\/example.org\/fhir\/ValueSet\/test' expansion has too many codes to produce \(>10\).*count and offset.*17 entries/,
       );
       expect((await expand(vs, { filter: 'hepat' }, { maxUnpaged: 10 })).expansion.total).toBe(4);
       expect(codes(await expand(vs, { count: 2 }, { maxUnpaged: 10 }))).toEqual(['disorder', 'liver']);
@@ -647,7 +720,7 @@ describe('expandValueSet: compose', () => {
       const vs = vsOf([{ system: GENDER }]);
       await expectError(expand(vs, { offset: -1 }), 400, 'invalid', /offset must be a non-negative integer/);
       await expectError(expand(vs, { count: 1.5 }), 400, 'invalid', /count must be a non-negative integer/);
-      await expectError(expand(vs, { systemVersion: 'nobar' }), 400, 'invalid', /system-version/);
+      await expectError(expand(vs, { systemVersion: ['nobar'] }), 400, 'invalid', /system-version/);
       await expectError(
         expand(vsOf([{}])),
         400,
@@ -662,13 +735,10 @@ describe('expandValueSet: compose', () => {
       );
     });
 
-    it('unknown listed code in a complete code system: 422 code-invalid; not-present content: 422', async () => {
-      await expectError(
-        expand(vsOf([{ system: GENDER, concept: [{ code: 'male' }, { code: 'M' }] }])),
-        422,
-        'code-invalid',
-        /include\[0\]: code 'M' not found/,
-      );
+    it('unknown listed code in a complete code system is left out; not-present content: 422', async () => {
+      expect(
+        codes(await expand(vsOf([{ system: GENDER, concept: [{ code: 'male' }, { code: 'M' }] }]))),
+      ).toEqual(['male']);
       // Excluding a code the system lacks is harmless.
       expect(
         codes(await expand(vsOf([{ system: GENDER }], [{ system: GENDER, concept: [{ code: 'M' }] }]))),
@@ -887,6 +957,16 @@ describe('expandValueSet: parameters', () => {
 
 describe('expandValueSet: hierarchical expansions', () => {
   const r = standardResolver();
+  // The example hierarchy without its one concept of two parents (hepatorenal under liver and kidney).
+  const TREE = 'http://example.org/cs/tree';
+  const fixture = load<CodeSystemResource>('CodeSystem-example-hierarchical.json');
+  const strip = (list: CodeSystemResource['concept']): CodeSystemResource['concept'] =>
+    list?.map((c) => ({
+      ...c,
+      property: c.property?.filter((p) => p.code !== 'parent'),
+      concept: strip(c.concept),
+    }));
+  r.addCodeSystem({ ...fixture, url: TREE, concept: strip(fixture.concept) });
   const engine = new ExpansionEngine();
   const expand = (vs: ValueSetResource, req: ExpandRequest = {}) => engine.expand(vs, req, r, LIMITS);
   /** The tree as nested code arrays: [code, [children...]] or code for a leaf. */
@@ -895,7 +975,7 @@ describe('expandValueSet: hierarchical expansions', () => {
     (list ?? []).map((c) => (c.contains ? [c.code!, tree(c.contains)] : c.code!));
 
   it('a whole system nests every concept under its parent unless excludeNested; total counts them all', async () => {
-    const res = await expand(vsOf([{ system: HIER }]));
+    const res = await expand(vsOf([{ system: TREE }]));
     expect(res.expansion.total).toBe(17);
     expect(tree(res.expansion.contains)).toEqual([
       [
@@ -911,15 +991,44 @@ describe('expandValueSet: hierarchical expansions', () => {
     ]);
     // excludeNested=false asks for the same; true gives the flat list.
     expect(
-      tree((await expand(vsOf([{ system: HIER }]), { excludeNested: false })).expansion.contains),
+      tree((await expand(vsOf([{ system: TREE }]), { excludeNested: false })).expansion.contains),
     ).toEqual(tree(res.expansion.contains));
     expect(
-      tree((await expand(vsOf([{ system: HIER }]), { excludeNested: true })).expansion.contains),
+      tree((await expand(vsOf([{ system: TREE }]), { excludeNested: true })).expansion.contains),
     ).toEqual(ALL_HIER);
   });
 
+  it('a code system where a concept has two parents expands flat (as the HL7 reference server does)', async () => {
+    const res = await expand(vsOf([{ system: HIER }]));
+    expect(tree(res.expansion.contains)).toEqual(ALL_HIER);
+    expect(res.expansion.total).toBe(17);
+  });
+
+  it('a concept list, an import, two filters or a concept included twice make the expansion flat', async () => {
+    const whole = { system: TREE };
+    for (const extra of [
+      { system: TREE, concept: [{ code: 'cough' }] },
+      { system: TREE, filter: [{ property: 'concept', op: 'is-a', value: 'heart' }] },
+    ]) {
+      const res = await expand(vsOf([whole, extra]));
+      expect(tree(res.expansion.contains)).toEqual(ALL_HIER);
+    }
+    const twoFilters = await expand(
+      vsOf([
+        {
+          system: TREE,
+          filter: [
+            { property: 'concept', op: 'is-a', value: 'liver' },
+            { property: 'concept', op: 'is-a', value: 'hepatitis' },
+          ],
+        },
+      ]),
+    );
+    expect(tree(twoFilters.expansion.contains)).toEqual(['hepatitis', 'hepatitis-a', 'hepatitis-b']);
+  });
+
   it('a child whose parent is left out moves up; an is-a branch keeps its hierarchy', async () => {
-    const active = await expand(vsOf([{ system: HIER }]), { activeOnly: true, excludeNotForUI: true });
+    const active = await expand(vsOf([{ system: TREE }]), { activeOnly: true, excludeNotForUI: true });
     expect(active.expansion.total).toBe(15);
     expect(tree(active.expansion.contains).slice(0, 2)).toEqual([
       ['liver', [['hepatitis', ['hepatitis-a', 'hepatitis-b']], 'cirrhosis', 'hepatorenal']],
@@ -935,7 +1044,7 @@ describe('expandValueSet: hierarchical expansions', () => {
     const enumerated = await expand(vsOf([{ system: HIER, concept: [{ code: 'heart' }, { code: 'hf' }] }]));
     expect(tree(enumerated.expansion.contains)).toEqual(['heart', 'hf']);
     // A text filter over the whole system is a search: a flat ranked list (the reference server answers so).
-    const searched = await expand(vsOf([{ system: HIER }]), { filter: 'hepatitis' });
+    const searched = await expand(vsOf([{ system: TREE }]), { filter: 'hepatitis' });
     expect(tree(searched.expansion.contains)).toEqual(['hepatitis', 'hepatitis-a', 'hepatitis-b']);
     // Within an is-a branch the matches keep their hierarchy.
     const branch = await expand(

@@ -323,6 +323,43 @@ describe('errors', () => {
     expect(malformed.status).toBe(400);
   });
 
+  it('bounds every parameter: length, control characters, repeats; REST and GraphQL alike', async () => {
+    const u = `url=${encodeURIComponent(HIER_VS)}`;
+    const long = await expand(`${u}&displayLanguage=${'a'.repeat(201)}`);
+    expect(long.status).toBe(400);
+    expect(long.body.issue[0].details.text).toBe(
+      'Parameter displayLanguage is 201 characters long, more than the limit of 200',
+    );
+    const control = await expand(`${u}&filter=a%01b`);
+    expect(control.status).toBe(400);
+    expect(control.body.issue[0].details.text).toBe('Parameter filter contains control characters');
+    const versions = Array.from(
+      { length: 101 },
+      (_, i) => `system-version=${encodeURIComponent(`${HIER}|${i}`)}`,
+    );
+    const many = await expand(`${u}&${versions.join('&')}`);
+    expect(many.status).toBe(400);
+    expect(many.body.issue[0].details.text).toBe('Parameter system-version is given more than 100 times');
+    const resourceByGet = await expand(`${u}&valueSet=x`);
+    expect(resourceByGet.status).toBe(400);
+    expect(resourceByGet.body.issue[0].details.text).toContain('POST');
+    const gql = await call(s.base, 'POST', 'graphql', {
+      token,
+      headers: { 'content-type': 'application/json' },
+      body: {
+        query: 'query($v: [String!]) { expandValueSet(url: "x", systemVersion: $v) }',
+        variables: { v: Array.from({ length: 101 }, (_, i) => `${HIER}|${i}`) },
+      },
+    });
+    expect(gql.body.errors[0].message).toBe('Parameter system-version is given more than 100 times');
+    const negative = await call(s.base, 'POST', 'graphql', {
+      token,
+      headers: { 'content-type': 'application/json' },
+      body: { query: `{ expandValueSet(url: "${HIER_VS}", count: -1) }` },
+    });
+    expect(negative.body.errors[0].message).toContain('count must be a non-negative integer');
+  });
+
   it("401 without a token; another project cannot expand this project's value set", async () => {
     const res = await call(s.base, 'GET', `fhir/R4/ValueSet/$expand?url=${encodeURIComponent(HIER_VS)}`);
     expect(res.status).toBe(401);
@@ -333,6 +370,8 @@ describe('errors', () => {
     const vs = res.body.rest[0].resource.find((r: { type: string }) => r.type === 'ValueSet');
     const op = vs.operation.find((o: { name: string }) => o.name === 'expand');
     expect(op.documentation).toContain('filter');
+    // The parameter list comes from the same table the REST and GraphQL inputs are read with.
+    expect(op.documentation).toContain('check-system-version (repeatable): system|version');
   });
 });
 

@@ -153,7 +153,11 @@ describe('$expand with the parameters the HL7 test runner sends', () => {
     const de = await expand(params, { 'accept-language': 'fr;q=0.5, de' });
     expect(de.status, de.text).toBe(200);
     expect(de.body.expansion.contains[0].display).toBe('red (de)');
-    expect(de.body.expansion.parameter).toContainEqual({ name: 'displayLanguage', valueCode: 'de' });
+    // The whole list is the display language (echoed as the IG writes a list with qualities).
+    expect(de.body.expansion.parameter).toContainEqual({
+      name: 'displayLanguage',
+      valueCode: 'fr; q=0.5, de',
+    });
     const param = await expand([...params, { name: 'displayLanguage', valueCode: 'en' }], {
       'accept-language': 'de',
     });
@@ -203,9 +207,10 @@ describe('$expand with the parameters the HL7 test runner sends', () => {
       },
     ]);
     expect(both.status, both.text).toBe(200);
+    // The includes of one code system in several versions come latest first.
     expect(both.body.expansion.contains).toMatchObject([
-      { system: CS, version: '1.0.0', code: 'old', display: 'old (1.0.0)' },
       { system: CS, version: '2.0.0', code: 'new', display: 'new (2.0.0)' },
+      { system: CS, version: '1.0.0', code: 'old', display: 'old (1.0.0)' },
     ]);
   });
 

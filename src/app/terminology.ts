@@ -4,7 +4,16 @@ import path from 'node:path';
 import { CHANGED_CHANNEL, expandLimitsOf, TerminologyService } from '../terminology/service.js';
 import { TerminologyStore } from '../terminology/stores.js';
 import { loadCoreTerminology } from '../terminology/core.js';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { FILTER_RULE, terminologyRoutes } from '../rest/terminology-routes.js';
+import { describeParameters } from '../terminology/engine/parameters.js';
+import {
+  acceptLanguageList,
+  expandDocument,
+  variablesFromParameters,
+  variablesFromQuery,
+  type ExpandVariables,
+} from '../terminology/expand-input.js';
 import type { Feature, FeatureDeps } from './feature.js';
 
 /** The terminology feature, with its service. */
@@ -22,8 +31,20 @@ export function terminologyFeature({ config, db, logger, dataDir, large }: Featu
       CodeSystem: new TerminologyStore('CodeSystem', service, limits),
       ValueSet: new TerminologyStore('ValueSet', service, limits),
     },
-    operations: [{ resourceType: 'ValueSet', name: 'expand', documentation: FILTER_RULE }],
-    routes: terminologyRoutes,
+    operations: [
+      {
+        resourceType: 'ValueSet',
+        name: 'expand',
+        documentation: `${FILTER_RULE} Parameters: ${describeParameters()}.`,
+      },
+    ],
+    routes: terminologyRoutes({
+      // The expandValueSet query with every $expand parameter as a variable (built from the parameter table).
+      document: expandDocument() as TypedDocumentNode<{ expandValueSet: unknown }, ExpandVariables>,
+      fromQuery: variablesFromQuery,
+      fromParameters: variablesFromParameters,
+      acceptLanguage: acceptLanguageList,
+    }),
     async start() {
       await service.start();
       if (config.loadCoreTerminology) {

@@ -68,6 +68,7 @@ function treeRowOf(r: ConceptInput): TreeRow {
     parent: r.parents?.[0] ?? null,
     designations: r.designations ? JSON.stringify(r.designations) : null,
     properties: r.properties ? JSON.stringify(r.properties) : null,
+    extensions: r.extensions ? JSON.stringify(r.extensions) : null,
   };
 }
 

@@ -15,11 +15,13 @@ export interface TreeRow {
   parent: string | null;
   designations: string | null;
   properties: string | null;
+  /** The concept's own extensions (JSON text), when it has any. */
+  extensions: string | null;
 }
 
 /** SELECT list (table alias-free) giving TreeRow columns, plus `ordinal` for paging. */
 export const TREE_ROW_COLUMNS = `ordinal, code, display, definition, parents[1] AS parent,
-  designations::text AS designations, properties::text AS properties`;
+  designations::text AS designations, properties::text AS properties, extensions::text AS extensions`;
 
 /** True when the row's first parent comes from its own `parent` property (then it is not nested under it). */
 function parentViaProperty(row: TreeRow): boolean {
@@ -61,6 +63,7 @@ export class ConceptTreeText {
       this.hasChildren[at] = true;
     }
     out += '{"code":' + JSON.stringify(row.code);
+    if (row.extensions !== null) out += ',"extension":' + row.extensions;
     if (row.display !== null) out += ',"display":' + JSON.stringify(row.display);
     if (row.definition !== null) out += ',"definition":' + JSON.stringify(row.definition);
     if (row.designations !== null) out += ',"designation":' + row.designations;
@@ -96,6 +99,7 @@ export class ConceptTreeBuilder {
     this.open.length = at + 1;
     this.openConcepts.length = at + 1;
     const c: CodeSystemConcept = { code: row.code };
+    if (row.extensions !== null) c.extension = JSON.parse(row.extensions) as CodeSystemConcept['extension'];
     if (row.display !== null) c.display = row.display;
     if (row.definition !== null) c.definition = row.definition;
     if (row.designations !== null)

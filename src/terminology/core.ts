@@ -168,11 +168,12 @@ async function insertConceptBatch(
 ): Promise<void> {
   await sql(
     `INSERT INTO "Concept" ("codeSystemId", ordinal, code, display, definition, parents, "notSelectable", inactive,
-       status, designations, properties, "generationId")
+       status, designations, properties, "generationId", extensions)
      SELECT cs::uuid, o, c, d, df, CASE WHEN p = '' THEN '{}'::text[] ELSE string_to_array(p, chr(31)) END,
-       ns, ia, st, ds::jsonb, pr::jsonb, g::bigint
+       ns, ia, st, ds::jsonb, pr::jsonb, g::bigint, ex::jsonb
      FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bool[], $8::bool[],
-       $9::text[], $10::text[], $11::text[], $12::text[]) AS t(cs, o, c, d, df, p, ns, ia, st, ds, pr, g)`,
+       $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
+       AS t(cs, o, c, d, df, p, ns, ia, st, ds, pr, g, ex)`,
     [
       batch.map((b) => b[0]),
       batch.map((b) => b[1]),
@@ -186,6 +187,7 @@ async function insertConceptBatch(
       batch.map((b) => (b[2].designations ? JSON.stringify(b[2].designations) : null)),
       batch.map((b) => (b[2].properties ? JSON.stringify(b[2].properties) : null)),
       batch.map((b) => b[3]),
+      batch.map((b) => (b[2].extensions ? JSON.stringify(b[2].extensions) : null)),
     ],
   );
 }

@@ -54,6 +54,7 @@ export async function insertConceptRows(
     const statuses = new Array<string | null>(n);
     const designations = new Array<string | null>(n);
     const properties = new Array<string | null>(n);
+    const extensions = new Array<string | null>(n);
     for (let i = 0; i < n; i++) {
       const r = rows[start + i];
       ordinals[i] = start + i;
@@ -66,14 +67,15 @@ export async function insertConceptRows(
       statuses[i] = r.status ?? null;
       designations[i] = r.designations ? JSON.stringify(r.designations) : null;
       properties[i] = r.properties ? JSON.stringify(r.properties) : null;
+      extensions[i] = r.extensions ? JSON.stringify(r.extensions) : null;
     }
     await sql(
       `INSERT INTO "Concept" ("generationId", "codeSystemId", ordinal, code, display, definition, parents,
-         "notSelectable", inactive, status, designations, properties)
+         "notSelectable", inactive, status, designations, properties, extensions)
        SELECT $1::bigint, $2::uuid, o, c, d, df, CASE WHEN p = '' THEN '{}'::text[] ELSE string_to_array(p, chr(31)) END,
-         ns, ia, st, ds::jsonb, pr::jsonb
+         ns, ia, st, ds::jsonb, pr::jsonb, ex::jsonb
        FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bool[], $9::bool[], $10::text[],
-         $11::text[], $12::text[]) AS t(o, c, d, df, p, ns, ia, st, ds, pr)`,
+         $11::text[], $12::text[], $13::text[]) AS t(o, c, d, df, p, ns, ia, st, ds, pr, ex)`,
       [
         generationId,
         codeSystemId,
@@ -87,6 +89,7 @@ export async function insertConceptRows(
         statuses,
         designations,
         properties,
+        extensions,
       ],
     );
     await onBatch?.(end);

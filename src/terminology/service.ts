@@ -8,6 +8,7 @@ import { ApiError, badRequest, notFound, type IssueCode } from '../core/errors.j
 import path from 'node:path';
 import { CodeSystemIndexBuilder, type CodeSystemIndex } from './engine/code-system-index.js';
 import { readIndexFile, writeIndexFile } from './engine/index-file.js';
+import type { ConceptDetails } from './engine/concept-details.js';
 import { TerminologyError } from './engine/errors.js';
 import { ExpansionEngine } from './engine/expand.js';
 import { codeSystemMetaOf } from './engine/flatten.js';
@@ -231,10 +232,60 @@ export class TerminologyService {
         codeSystemVersions: (url) => this.codeSystemVersions(projectId, url),
         valueSet: async (url, version) => (await this.valueSet(projectId, url, version)) ?? undefined,
         generation: () => this.generation,
+        conceptDetails: (index, ordinals) => this.conceptDetails(index, ordinals),
+        hasConceptExtensions: (index) => this.conceptExtensions.get(index.cacheKey) === true,
       };
       this.resolvers.set(projectId, r);
     }
     return r;
+  }
+
+  /** Definitions and extensions of some concepts of a stored code system (the index does not keep them): one
+   * query, only when a request asks for properties or the code system has concept extensions. */
+  private async conceptDetails(
+    index: CodeSystemIndex,
+    ordinals: number[],
+  ): Promise<Map<number, ConceptDetails>> {
+    const out = new Map<number, ConceptDetails>();
+    if (!index.meta.id || !isRowId(index.meta.id) || ordinals.length === 0) return out;
+    // The live generation's rows, by ordinal (the index was built from them in ordinal order); a row whose code
+    // differs belongs to a newer generation than the index (a write in between): skipped, not misattributed.
+    const rows = await this.db.sql<{
+      ordinal: number;
+      code: string;
+      definition: string | null;
+      extensions: unknown;
+    }>(
+      `SELECT ordinal, code, definition, extensions FROM "Concept"
+       WHERE "generationId" = (SELECT id FROM "ConceptGeneration" WHERE "codeSystemId" = $1::uuid AND state = 'live')
+         AND ordinal = ANY($2::int[])`,
+      [index.meta.id, ordinals],
+    );
+    for (const r of rows) {
+      const ord = r.ordinal;
+      if (ord >= index.size || index.code(ord) !== r.code) continue;
+      const d: ConceptDetails = {};
+      if (r.definition !== null) d.definition = r.definition;
+      const ext = parseJson(r.extensions);
+      if (Array.isArray(ext) && ext.length > 0) d.extension = ext as ConceptDetails['extension'];
+      if (d.definition !== undefined || d.extension) out.set(ord, d);
+    }
+    return out;
+  }
+
+  /** Whether some concept of a stored code system (by index cacheKey) has extensions; looked up once per stored
+   * version (a code system without any, the usual case, then costs nothing per expansion). */
+  private readonly conceptExtensions = new Map<string, boolean>();
+
+  private async noteConceptExtensions(index: CodeSystemIndex): Promise<void> {
+    if (this.conceptExtensions.has(index.cacheKey) || !index.meta.id || !isRowId(index.meta.id)) return;
+    const [row] = await this.db.sql<{ has: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM "Concept" WHERE extensions IS NOT NULL AND "generationId" =
+         (SELECT id FROM "ConceptGeneration" WHERE "codeSystemId" = $1::uuid AND state = 'live')) AS has`,
+      [index.meta.id],
+    );
+    if (this.conceptExtensions.size > 10_000) this.conceptExtensions.clear();
+    this.conceptExtensions.set(index.cacheKey, row?.has === true);
   }
 
   /** Every version of a code system the project sees (only for wildcard versions and error messages: a query). */
@@ -302,7 +353,9 @@ export class TerminologyService {
       if (gen === this.generation) this.codeSystems.set(key, ref);
     }
     if (!ref) return undefined;
-    return this.indexOf(ref);
+    const index = await this.indexOf(ref);
+    await this.noteConceptExtensions(index);
+    return index;
   }
 
   private indexOf(ref: CodeSystemRef): Promise<CodeSystemIndex> {

@@ -64,6 +64,8 @@ export function txResourceResolver(base: Resolver, resources: unknown[]): Resolv
     async valueSet(url, version) {
       return pick(valueSets, url, version) ?? base.valueSet(url, version);
     },
+    // Request code systems keep their details in memory; stored ones are asked for.
+    conceptDetails: base.conceptDetails?.bind(base),
     // No generation: nothing of this request may be taken for current in a later one.
   };
 }

@@ -1,10 +1,12 @@
-// Evaluates a ValueSet's compose (FHIR R4 rules) into a Membership: includes are ORed in document order,
-// within one include the system part (whole system / concept list / filters, all ANDed) and each imported
-// valueSet are intersected, excludes are subtracted, duplicates (same system and code) kept once.
+// Evaluates a ValueSet's compose (FHIR R4 rules) into a Membership: includes are ORed in document order (the
+// includes of one code system in several versions latest first), within one include the system part (whole system
+// / concept list / filters, all ANDed) and each imported valueSet are intersected, excludes are subtracted,
+// duplicates kept once (same system, version and code; same system and code with `versionsMatch`).
 import { CodeSystemIndex, FLAG_ABSTRACT, FLAG_INACTIVE } from './code-system-index.js';
 import { TerminologyError, invalid } from './errors.js';
 import {
   EntrySet,
+  FLAG_SHOW_VERSION,
   Membership,
   makeOverride,
   NEST_BRANCH,
@@ -12,6 +14,7 @@ import {
   type Dependency,
   type EntryOverride,
 } from './membership.js';
+import { EXT } from './concept-details.js';
 import {
   compileFilterRegex,
   DEFAULT_REGEX_LIMITS,
@@ -42,14 +45,40 @@ export interface ComposeContext {
   regexLimits?: RegexLimits;
   /** Time this expansion has spent on regex filters (shared by the contexts of its imports). */
   regexSpent?: RegexSpent;
+  /** `versionsMatch` as the request (or the value set) gives it: true merges a code across the versions of its
+   * code system, false keeps one entry per version; undefined lets the compose decide (see evaluateValueSet). */
+  versionsMatch?: boolean;
+  /** `default-valueset-version`: the version of an imported value set referenced without one. */
+  defaultValueSetVersion?: Map<string, string>;
+  /** The contained resources of the value set being expanded (`#id` imports). */
+  contained?: readonly unknown[];
   /** Membership of an imported value set (cached by the engine). */
   importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership>;
+  /** The same context with another stack (shares the memberships of contained value sets evaluated so far). */
+  withStack(stack: string[]): ComposeContext;
+  /** Memberships of the contained value sets evaluated in this expansion, by id (each is evaluated once however
+   * often it is imported). */
+  containedMemberships?: Map<string, Promise<Membership>>;
 }
 
-/** `nest`: how the entry may keep its code system hierarchy in the expansion (NEST_* in membership.ts). */
-type Emit = (src: CodeSystemIndex, ord: number, override?: EntryOverride, nest?: number) => void;
+/** `nest`: how the entry may keep its code system hierarchy in the expansion (NEST_* in membership.ts);
+ * `flags`: entry flags to add (FLAG_SHOW_VERSION of an imported entry). */
+type Emit = (
+  src: CodeSystemIndex,
+  ord: number,
+  override?: EntryOverride,
+  nest?: number,
+  flags?: number,
+) => void;
 
-const HIERARCHY_OPS = new Set(['is-a', 'descendent-of', 'is-not-a', 'generalizes']);
+const HIERARCHY_OPS = new Set([
+  'is-a',
+  'descendent-of',
+  'is-not-a',
+  'generalizes',
+  'child-of',
+  'descendent-leaf',
+]);
 const KNOWN_OPS = new Set([...HIERARCHY_OPS, '=', 'in', 'not-in', 'regex', 'exists']);
 const BUILTIN_PROPS = new Set([
   'concept',
@@ -61,15 +90,12 @@ const BUILTIN_PROPS = new Set([
   'inactive',
   'notSelectable',
 ]);
-/** Code system contents whose concept list is complete: listed codes not in it are errors. */
-const COMPLETE_CONTENT = new Set(['complete', 'supplement', undefined as unknown as string]);
-
 /** Identity of a value set for caches: id/versionId when known and trusted (a stored value set; never for one a
  * client sent inline, whose id and versionId say nothing about its compose), else its compose, else the object. */
 export function valueSetIdentity(vs: ValueSetResource, trustId = true): string {
   if (trustId && vs.id && vs.meta?.versionId)
     return `vs:${vs.id}/${vs.meta.versionId}|${vs.url ?? ''}|${vs.version ?? ''}`;
-  if (vs.compose) return 'vs-json:' + JSON.stringify([vs.url, vs.version, vs.compose]);
+  if (vs.compose) return 'vs-json:' + JSON.stringify([vs.url, vs.version, vs.compose, vs.contained]);
   let n = objectIds.get(vs);
   if (n === undefined) objectIds.set(vs, (n = ++objectCounter));
   return `vs-obj:${n}`;
@@ -94,19 +120,51 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
   }
 
   const compose = vs.compose;
-  const ev = new Evaluator(ctx, dep, usedVs, versionParams, includedSystems);
-  // Excludes first: an EntrySet to subtract.
+  const includes = sortIncludes(compose.include ?? []);
+  const excludes = compose.exclude ?? [];
+  // One code system named in several versions: every entry shows its version (the IG's expansions do).
+  const showVersion = namesSeveralVersions([...includes, ...excludes]) ? FLAG_SHOW_VERSION : 0;
+  // Includes and excludes of one code system in distinct versions: an exclusion removes the code from every
+  // version (the exclusion is a diff of versions), as if versionsMatch were asked for.
+  if (ctx.versionsMatch === undefined && versionDiff(includes, excludes)) m.versionsMatched = true;
+  m.mergeVersions = ctx.versionsMatch === true || m.versionsMatched;
+  const ev = new Evaluator(ctx, dep, usedVs, versionParams, includedSystems, m);
+  // Excludes first: concepts to subtract (and whole code systems, by url or url|version).
   const excluded = new EntrySet();
-  for (const [i, exc] of (compose.exclude ?? []).entries()) {
-    await ev.include(exc, `ValueSet.compose.exclude[${i}]`, true, (src, ord) => excluded.add(src, ord));
+  excluded.mergeVersions = m.mergeVersions;
+  const excludedSystems = new Set<string>();
+  for (const [i, exc] of excludes.entries()) {
+    const path = `ValueSet.compose.exclude[${i}]`;
+    if (
+      exc.system &&
+      !exc.concept?.length &&
+      !exc.filter?.length &&
+      !exc.valueSet?.length &&
+      !m.mergeVersions
+    ) {
+      const src = await ev.codeSystemOf(exc, path, true);
+      excludedSystems.add(
+        exc.version !== undefined && showVersion ? `${src.url}|${src.version ?? ''}` : src.url,
+      );
+      continue;
+    }
+    await ev.include(exc, path, true, (src, ord) => excluded.add(src, ord));
   }
   const dropInactive = compose.inactive === false;
-  const includes = compose.include ?? [];
   for (const [i, inc] of includes.entries()) {
-    await ev.include(inc, `ValueSet.compose.include[${i}]`, false, (src, ord, ov, nest) => {
+    await ev.include(inc, `ValueSet.compose.include[${i}]`, false, (src, ord, ov, nest, flags = 0) => {
       if (dropInactive && (src.flags[ord] & FLAG_INACTIVE) !== 0) return;
-      if (excluded.size > 0 && excluded.has(src, ord)) return;
-      if (m.add(src, ord, ov) && nest) m.markNest(m.size - 1, nest);
+      if (
+        excludedSystems.size > 0 &&
+        (excludedSystems.has(src.url) || excludedSystems.has(`${src.url}|${src.version ?? ''}`))
+      )
+        return;
+      if (excluded.size > 0 && excluded.hasVersion(src, ord)) return;
+      if (m.add(src, ord, ov, flags | showVersion)) {
+        if (nest) m.markNest(m.size - 1, nest);
+      } else {
+        m.flat = true; // reached twice: a hierarchy would show it twice
+      }
     });
   }
   m.seal();
@@ -115,6 +173,39 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
   m.versionParams = [...versionParams];
   m.includedSystems = [...includedSystems];
   return m;
+}
+
+/** The includes in document order, except that the includes of one code system with versions come latest
+ * version first (a code in several versions is then taken from the latest when versions are merged). */
+function sortIncludes(includes: ValueSetInclude[]): ValueSetInclude[] {
+  const out = [...includes];
+  return out.sort((a, b) =>
+    a.system !== undefined && a.system === b.system && a.version !== undefined && b.version !== undefined
+      ? compareVersionsDesc(a.version, b.version)
+      : 0,
+  );
+}
+
+/** Does the compose name a code system in more than one version (no version counting as one)? */
+function namesSeveralVersions(sets: ValueSetInclude[]): boolean {
+  const seen = new Map<string, string | undefined>();
+  for (const s of sets) {
+    if (!s.system) continue;
+    if (!seen.has(s.system)) seen.set(s.system, s.version);
+    else if (seen.get(s.system) !== s.version) return true;
+  }
+  return false;
+}
+
+/** All includes and excludes are of one code system, each with a version, and no exclude names the version of an
+ * include: the value set is the difference between versions. */
+function versionDiff(includes: ValueSetInclude[], excludes: ValueSetInclude[]): boolean {
+  if (includes.length === 0 || excludes.length === 0) return false;
+  const system = includes[0].system;
+  if (!system) return false;
+  const all = [...includes, ...excludes];
+  if (!all.every((s) => s.system === system && s.version !== undefined)) return false;
+  return !excludes.some((e) => includes.some((i) => i.version === e.version));
 }
 
 function withTxIssueType(type: string, err: TerminologyError): TerminologyError {
@@ -172,6 +263,7 @@ class Evaluator {
     private readonly versionParams: Set<string>,
     /** `system|version` of the code systems includes used (not excludes). */
     private readonly includedSystems: Set<string>,
+    private readonly m: Membership,
   ) {}
 
   async include(inc: ValueSetInclude, path: string, isExclude: boolean, emit: Emit): Promise<void> {
@@ -182,6 +274,8 @@ class Evaluator {
     if (!inc.system && (inc.concept?.length || inc.filter?.length)) {
       throw invalid(`${path} has concepts or filters but no system`, [path]);
     }
+    // As the HL7 reference server: imports, concept lists and combined filters give a flat list.
+    if (refs.length > 0 || inc.concept?.length || (inc.filter?.length ?? 0) > 1) this.m.flat = true;
     const imports: Membership[] = [];
     for (const [j, ref] of refs.entries())
       imports.push(await this.importValueSet(ref, `${path}.valueSet[${j}]`));
@@ -190,9 +284,9 @@ class Evaluator {
       const sink: Emit =
         imports.length === 0
           ? emit
-          : (src, ord, ov, nest) => {
+          : (src, ord, ov, nest, flags) => {
               for (const im of imports) if (!im.has(src, ord)) return;
-              emit(src, ord, ov, nest);
+              emit(src, ord, ov, nest, flags);
             };
       await this.systemPart(inc, inc.system, path, isExclude, sink);
       return;
@@ -208,30 +302,83 @@ class Evaluator {
           break;
         }
       }
-      if (ok) emit(src, ord, first.overrides.get(pos));
+      if (ok) emit(src, ord, first.overrides.get(pos), 0, first.entFlags[pos] & FLAG_SHOW_VERSION);
     }
   }
 
   private async importValueSet(ref: string, path: string): Promise<Membership> {
+    if (ref.startsWith('#')) return this.importContained(ref, path);
     const bar = ref.indexOf('|');
     const url = bar >= 0 ? ref.slice(0, bar) : ref;
-    const version = bar >= 0 ? ref.slice(bar + 1) || undefined : undefined;
+    let version = bar >= 0 ? ref.slice(bar + 1) || undefined : undefined;
     if (this.ctx.stack.includes(url)) {
       const cycle = [...this.ctx.stack.slice(this.ctx.stack.indexOf(url)), url].join(' -> ');
-      throw new TerminologyError(400, 'processing', `Cyclic value set import: ${cycle} (at ${path})`, [path]);
+      throw withTxIssueType(
+        'vs-invalid',
+        new TerminologyError(400, 'processing', `Cyclic value set import: ${cycle} (at ${path})`),
+      );
+    }
+    const fallback = version === undefined ? this.ctx.defaultValueSetVersion?.get(url) : undefined;
+    if (fallback !== undefined) {
+      version = fallback;
+      this.versionParams.add(`default-valueset-version|${url}|${fallback}`);
     }
     const vs = await this.ctx.resolver.valueSet(url, version);
     if (!vs) {
-      throw new TerminologyError(422, 'not-found', `Unknown value set ${ref} imported by ${path}`, [path]);
+      const message =
+        version === undefined
+          ? `Unable to find included value set '${url}'`
+          : `Unable to find included value set '${url}' version '${version}'`;
+      throw withTxIssueType('not-found', new TerminologyError(422, 'not-found', `${message} (at ${path})`));
     }
     this.dep({ kind: 'vs', url, version, key: valueSetIdentity(vs) });
     const m = await this.ctx.importMembership(vs, [...this.ctx.stack, url]);
     for (const d of m.deps) this.dep(d);
     this.usedVs.add(vs.version ? `${url}|${vs.version}` : url);
+    this.absorb(m);
+    return m;
+  }
+
+  /** A value set contained in the one being expanded (`#id`): part of its definition, so not a dependency and
+   * not reported as used. */
+  private async importContained(ref: string, path: string): Promise<Membership> {
+    const id = ref.slice(1);
+    const vs = (this.ctx.contained ?? []).find(
+      (r): r is ValueSetResource =>
+        typeof r === 'object' &&
+        r !== null &&
+        (r as ValueSetResource).resourceType === 'ValueSet' &&
+        (r as ValueSetResource).id === id,
+    );
+    if (!vs) {
+      throw withTxIssueType(
+        'not-found',
+        new TerminologyError(422, 'not-found', `Unable to find contained value set '${ref}' (at ${path})`),
+      );
+    }
+    const key = `#${id}`;
+    if (this.ctx.stack.includes(key)) {
+      throw withTxIssueType(
+        'vs-invalid',
+        new TerminologyError(400, 'processing', `Cyclic value set import: ${key} (at ${path})`),
+      );
+    }
+    const inner = this.ctx.withStack([...this.ctx.stack, key]);
+    const cache = inner.containedMemberships!;
+    let pending = cache.get(id);
+    if (!pending) cache.set(id, (pending = evaluateValueSet(vs, inner)));
+    const m = await pending;
+    for (const d of m.deps) this.dep(d);
+    this.absorb(m);
+    return m;
+  }
+
+  /** What an imported value set used counts as used by this one. */
+  private absorb(m: Membership): void {
     for (const u of m.usedValueSets) this.usedVs.add(u);
     for (const p of m.versionParams) this.versionParams.add(p);
     for (const u of m.includedSystems) this.includedSystems.add(u);
-    return m;
+    for (const f of m.fragments) if (!this.m.fragments.includes(f)) this.m.fragments.push(f);
   }
 
   /** The code system of an include: force-system-version over include.version over system-version, then
@@ -287,6 +434,28 @@ class Evaluator {
     return err;
   }
 
+  /** The code system of an include or exclude, checked for use in an expansion. */
+  async codeSystemOf(inc: ValueSetInclude, path: string, isExclude: boolean): Promise<CodeSystemIndex> {
+    const src = await this.resolveSystem(inc.system!, inc.version);
+    if (src.meta.content === 'supplement') {
+      throw withTxIssueType(
+        'vs-invalid',
+        new TerminologyError(
+          422,
+          'business-rule',
+          `The code system definition for ${src.url} defines a supplement, so this expansion cannot be performed`,
+          [path],
+        ),
+      );
+    }
+    // An excluded code system was used too (the HL7 reference server lists it).
+    const canonical = src.version ? `${src.url}|${src.version}` : src.url;
+    this.includedSystems.add(canonical);
+    if (!isExclude && src.meta.content === 'fragment' && !this.m.fragments.includes(canonical))
+      this.m.fragments.push(canonical);
+    return src;
+  }
+
   private async systemPart(
     inc: ValueSetInclude,
     system: string,
@@ -294,8 +463,7 @@ class Evaluator {
     isExclude: boolean,
     emit: Emit,
   ): Promise<void> {
-    let src = await this.resolveSystem(system, inc.version);
-    if (!isExclude) this.includedSystems.add(src.version ? `${src.url}|${src.version}` : src.url);
+    const src = await this.codeSystemOf({ ...inc, system }, path, isExclude);
     const masks: Uint8Array[] = [];
     for (const [k, f] of (inc.filter ?? []).entries()) {
       const mk = evaluateFilter(src, f, `${path}.filter[${k}]`, this.ctx.regexLimits, this.ctx.regexSpent);
@@ -308,47 +476,14 @@ class Evaluator {
 
     const listed = inc.concept ?? [];
     if (listed.length > 0) {
-      const unknown = listed.filter((c) => src.ordinalOf(c.code) < 0);
-      if (unknown.length > 0) {
-        if (isExclude) {
-          // Nothing to subtract for codes the system lacks.
-        } else if (COMPLETE_CONTENT.has(src.meta.content as string)) {
-          throw new TerminologyError(
-            422,
-            'code-invalid',
-            `${path}: code${unknown.length > 1 ? 's' : ''} ${unknown
-              .slice(0, 5)
-              .map((c) => `'${c.code}'`)
-              .join(', ')} not found in code system ${src.url}${src.version ? '|' + src.version : ''}`,
-            [path],
-          );
-        } else if (masks.length === 0) {
-          // Fragment / example / not-present systems: the value set's list is taken as given.
-          const known = src;
-          src = CodeSystemIndex.build(
-            {
-              url: known.url,
-              version: known.version,
-              caseSensitive: known.caseSensitive,
-              content: 'fragment',
-            },
-            listed.map((c) => {
-              const o = known.ordinalOf(c.code);
-              return {
-                code: c.code,
-                display: o >= 0 ? known.displays[o] : c.display,
-                notSelectable: o >= 0 && (known.flags[o] & FLAG_ABSTRACT) !== 0,
-                inactive: o >= 0 && (known.flags[o] & FLAG_INACTIVE) !== 0,
-                designations: o >= 0 ? known.designations.get(o) : undefined,
-              };
-            }),
-          );
-        }
-      }
+      // A listed code the code system does not have is left out (as the HL7 reference server does).
       for (const c of listed) {
         const ord = src.ordinalOf(c.code);
         if (ord < 0 || !passes(ord)) continue;
-        const ov = c.display || c.designation?.length ? makeOverride(c.display, c.designation) : undefined;
+        const ov =
+          c.display || c.designation?.length || c.extension?.length
+            ? makeOverride(c.display, c.designation, c.extension)
+            : undefined;
         emit(src, ord, ov);
       }
       return;
@@ -364,6 +499,8 @@ class Evaluator {
     }
     const n = src.size;
     if (masks.length === 0) {
+      // A concept with several parents would appear under each: such a code system expands flat.
+      if (!isExclude && hasPolyhierarchy(src)) this.m.flat = true;
       for (let ord = 0; ord < n; ord++) emit(src, ord, undefined, NEST_WHOLE_SYSTEM);
     } else {
       // A subsumption filter (is-a, descendent-of) selects a branch: its hierarchy may be kept.
@@ -375,6 +512,25 @@ class Evaluator {
   }
 }
 
+const polyhierarchy = new WeakMap<CodeSystemIndex, boolean>();
+/** Does some concept of the code system have more than one parent? (Cached per index.) */
+function hasPolyhierarchy(src: CodeSystemIndex): boolean {
+  let v = polyhierarchy.get(src);
+  if (v === undefined) {
+    v = false;
+    for (let ord = 0; ord < src.size && !v; ord++) if (src.parentsOf(ord).length > 1) v = true;
+    polyhierarchy.set(src, v);
+  }
+  return v;
+}
+
+/** A filter's operator: `op`, or an R5 operator an R4 client sends as the cross-version extension of `op`. */
+function filterOp(f: ValueSetFilter): string | undefined {
+  if (f.op) return f.op;
+  const ext = f._op?.extension?.find((e) => e.url === EXT.filterOp);
+  return typeof ext?.valueCode === 'string' ? ext.valueCode : undefined;
+}
+
 /** The concepts of src a compose filter selects, as a mask by ordinal (a promise when a regex filter needed to
  * yield the event loop). */
 export function evaluateFilter(
@@ -384,15 +540,19 @@ export function evaluateFilter(
   regexLimits: RegexLimits = DEFAULT_REGEX_LIMITS,
   regexSpent: RegexSpent = { ms: 0 },
 ): Uint8Array | Promise<Uint8Array> {
-  const { property, op, value } = f;
+  const { property, value } = f;
+  const op = filterOp(f);
   const where = `${path} (${property ?? '?'} ${op ?? '?'} ${value ?? '?'})`;
-  if (!property) throw invalid(`Filter ${where} has no property`, [path]);
-  if (!op) throw invalid(`Filter ${where} has no op`, [path]);
+  if (!property) throw vsInvalid(`Filter ${where} has no property`, path);
+  if (!op) throw vsInvalid(`Filter ${where} has no op`, path);
   if (!KNOWN_OPS.has(op)) {
-    throw invalid(`Filter ${where}: unknown op '${op}' (supported: ${[...KNOWN_OPS].join(', ')})`, [path]);
+    throw vsInvalid(`Filter ${where}: unknown op '${op}' (supported: ${[...KNOWN_OPS].join(', ')})`, path);
   }
   if (value === undefined || value === null || value === '') {
-    throw invalid(`Filter ${where} has no value`, [path]);
+    throw vsInvalid(
+      `The system ${src.url} filter with property = ${property}, op = ${op} has no value`,
+      path,
+    );
   }
   const n = src.size;
   const mask = new Uint8Array(n);
@@ -411,6 +571,14 @@ export function evaluateFilter(
         return src.descendantsMask(ord, true);
       case 'descendent-of':
         return src.descendantsMask(ord, false);
+      case 'child-of':
+        for (const c of src.childrenOf(ord)) mask[c] = 1;
+        return mask;
+      case 'descendent-leaf': {
+        const d = src.descendantsMask(ord, false);
+        for (let i = 0; i < n; i++) if (d[i] && src.childrenOf(i).length === 0) mask[i] = 1;
+        return mask;
+      }
       case 'generalizes':
         return src.ancestorsMask(ord, true);
       default: {
@@ -479,6 +647,11 @@ export function evaluateFilter(
     mask[i] = hit !== negate ? 1 : 0;
   }
   return mask;
+}
+
+/** A bad filter: the IG's `vs-invalid` issue type, located at the filter. */
+function vsInvalid(message: string, path: string): TerminologyError {
+  return withTxIssueType('vs-invalid', invalid(message, [path]));
 }
 
 function propertyGetter(src: CodeSystemIndex, property: string): (ord: number) => string[] {

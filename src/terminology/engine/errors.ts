@@ -1,7 +1,14 @@
 // Typed expansion errors: each carries the HTTP status and the FHIR issue code of its OperationOutcome.
 
 export type TerminologyIssueCode =
-  'invalid' | 'not-found' | 'processing' | 'too-costly' | 'not-supported' | 'code-invalid' | 'exception';
+  | 'invalid'
+  | 'not-found'
+  | 'processing'
+  | 'too-costly'
+  | 'not-supported'
+  | 'code-invalid'
+  | 'exception'
+  | 'business-rule';
 
 export class TerminologyError extends Error {
   readonly status: number;

@@ -9,17 +9,30 @@ import {
   type WordRange,
 } from './code-system-index.js';
 import { evaluateValueSet, valueSetIdentity, type ComposeContext } from './compose.js';
+import { EXT, inMemoryDetails, type ConceptDetails } from './concept-details.js';
+import {
+  buildEntry,
+  plainEntry,
+  plainSettings,
+  displayOf,
+  prepareSources,
+  PropertyDeclarations,
+  type OutputSettings,
+} from './entries.js';
 import { statusWarnings } from './flatten.js';
 import { nestEntries } from './hierarchy.js';
+import { echoLanguageList, parseLanguageList } from './languages.js';
 import { resolveCodeSystem } from './versions.js';
 import { TerminologyError, invalid } from './errors.js';
-import { Membership, type EntryOverride, type FilterResult } from './membership.js';
+import { FLAG_SHOW_VERSION, Membership, type EntryOverride, type FilterResult } from './membership.js';
 import { tokenize } from './normalize.js';
+import { MAX_REPEATS, MAX_STRING, PARAMETER_BY_NAME } from './parameters.js';
+import { NO_SUPPLEMENTS, resolveSupplements } from './supplements.js';
 import type {
-  Designation,
   ExpandLimits,
   ExpandRequest,
   ExpansionParameter,
+  Extension,
   ValueSetContains,
   ValueSetResource,
   ValueSetResourceWithExpansion,
@@ -81,12 +94,14 @@ export class ExpansionEngine {
 
   async expand(
     vs: ValueSetResource,
-    req: ExpandRequest,
+    request: ExpandRequest,
     resolver: Resolver,
     limits: ExpandLimits,
     opts: { inline?: boolean } = {},
   ): Promise<ValueSetResourceWithExpansion> {
-    validateRequest(req, limits);
+    validateRequest(request, limits);
+    // Parameters the value set itself declares (valueset-expansion-parameter) apply where the request is silent.
+    const req = withComposeParameters(request, vs);
     const filter = prepareFilter(req.filter, limits);
     if (req.valueSetVersion !== undefined && vs.version !== undefined && req.valueSetVersion !== vs.version) {
       throw new TerminologyError(
@@ -98,10 +113,31 @@ export class ExpansionEngine {
     const systemVersion = canonicalMap(req.systemVersion, 'system-version');
     const forceSystemVersion = canonicalMap(req.forceSystemVersion, 'force-system-version');
     const checkSystemVersion = canonicalMap(req.checkSystemVersion, 'check-system-version');
+    const defaultValueSetVersion = canonicalMap(req.defaultValueSetVersion, 'default-valueset-version');
+    const langs =
+      req.displayLanguage !== undefined
+        ? parseLanguageList(req.displayLanguage, 'displayLanguage')
+        : undefined;
+    const vsSupplements = valueSetSupplements(vs);
+    const supplementCanonicals =
+      req.useSupplement === undefined && vsSupplements.length === 0
+        ? NO_STRINGS
+        : [...(req.useSupplement ?? []), ...vsSupplements];
+    const supplements =
+      supplementCanonicals.length > 0
+        ? await resolveSupplements(supplementCanonicals, resolver)
+        : NO_SUPPLEMENTS;
     const versionKey =
-      systemVersion.size + forceSystemVersion.size + checkSystemVersion.size === 0
+      systemVersion.size + forceSystemVersion.size + checkSystemVersion.size + defaultValueSetVersion.size ===
+        0 && req.versionsMatch === undefined
         ? ''
-        : JSON.stringify([[...systemVersion], [...forceSystemVersion], [...checkSystemVersion]]);
+        : JSON.stringify([
+            [...systemVersion],
+            [...forceSystemVersion],
+            [...checkSystemVersion],
+            [...defaultValueSetVersion],
+            req.versionsMatch,
+          ]);
 
     const ctx = new EngineComposeContext(this, resolver, systemVersion, forceSystemVersion, versionKey, [
       vs.url ?? '#',
@@ -109,20 +145,35 @@ export class ExpansionEngine {
     ctx.regexLimits = limits.regex ?? DEFAULT_REGEX_LIMITS;
     ctx.regexSpent = { ms: 0 };
     if (checkSystemVersion.size > 0) ctx.checkSystemVersion = checkSystemVersion;
+    if (defaultValueSetVersion.size > 0) ctx.defaultValueSetVersion = defaultValueSetVersion;
+    if (req.versionsMatch !== undefined) ctx.versionsMatch = req.versionsMatch;
+    if (vs.contained) ctx.contained = vs.contained;
     const found = this.membership(vs, ctx, versionKey, valueSetIdentity(vs, opts.inline !== true));
     const m = found instanceof Membership ? found : await found;
+    supplements.settle(m.usedCodeSystems());
 
+    const settings: OutputSettings = {
+      langs,
+      includeDesignations: req.includeDesignations === true,
+      designations: req.designation,
+      properties: req.property ?? NO_STRINGS,
+      supplements,
+      vsLanguage: typeof vs.language === 'string' ? vs.language : undefined,
+    };
+    const chooser = langs !== undefined || supplements.size > 0 ? settings : undefined;
     const excludeMask = (req.activeOnly ? FLAG_INACTIVE : 0) | (req.excludeNotForUI ? FLAG_ABSTRACT : 0);
-    const lang = req.displayLanguage || undefined;
     let positions: Int32Array | undefined;
     let filteredTotal = -1;
     if (filter) {
       // Only the entries up to the page's end are ranked (the total is exact either way).
       const need = req.count === undefined ? Infinity : (req.offset ?? 0) + req.count;
-      const key = `${excludeMask}\u0000${lang ?? ''}\u0000${filter.raw}`;
+      const key =
+        supplementCanonicals.length === 0 && req.displayLanguage === undefined
+          ? `${excludeMask}\u0000${filter.raw}`
+          : `${excludeMask}\u0000${req.displayLanguage ?? ''}\u0000${supplementCanonicals.join(' ')}\u0000${filter.raw}`;
       let found = m.cachedFilter(key);
       if (!found || (!found.complete && found.positions.length < need)) {
-        found = filterPage(m, filter, excludeMask, lang, need);
+        found = filterPage(m, filter, excludeMask, chooser, need);
         m.storeFilter(key, found);
       }
       positions = found.positions;
@@ -135,8 +186,8 @@ export class ExpansionEngine {
       throw new TerminologyError(
         422,
         'too-costly',
-        `The expansion has ${total} entries, more than the ${limits.maxUnpaged} returned without paging: ` +
-          `use the count and offset parameters (or a filter) to page through it`,
+        `The value set '${canonicalOf(vs)}' expansion has too many codes to produce (>${limits.maxUnpaged}): ` +
+          `use the count and offset parameters (or a filter) to page through its ${total} entries`,
       );
     }
     const offset = req.offset ?? 0;
@@ -144,43 +195,36 @@ export class ExpansionEngine {
       req.count === undefined ? total : Math.min(total, offset + req.count),
       positions ? (filteredTotal >= 0 ? positions.length : total) : total,
     );
+    // The page is positions[offset..end) (or offset..end when unfiltered): indexed in place, no array of it.
+    const page: PageRange = { positions, offset, end };
+    const wanted = resolver.conceptDetails ? detailsWanted(m, page, resolver, settings) : undefined;
+    if (wanted) settings.loaded = await loadDetails(wanted, resolver.conceptDetails!.bind(resolver));
+    prepareSources(m, settings);
 
-    // contains.version only for a system that contributes in several versions (else used-codesystem says it).
-    const versioned = m.sources.length > 1 ? severalVersions(m) : NO_SOURCES_VERSIONED;
+    const decl = new PropertyDeclarations();
     let contains: ValueSetContains[] = [];
+    const plain = plainSettings(settings);
     for (let i = offset; i < end; i++) {
       const pos = positions ? positions[i] : i;
-      contains.push(entryOf(m, pos, req.includeDesignations === true, lang, versioned));
+      const showVersion = (m.entFlags[pos] & FLAG_SHOW_VERSION) !== 0;
+      contains.push(
+        (plain ? plainEntry(m, pos, showVersion) : undefined) ??
+          buildEntry(m, pos, settings, decl, showVersion),
+      );
     }
     // Hierarchical unless excludeNested, and only for a whole (unpaged) expansion: a page of a tree is undefined.
-    if (m.nest && req.excludeNested !== true && req.count === undefined && req.offset === undefined) {
+    if (
+      m.nest &&
+      !m.flat &&
+      req.excludeNested !== true &&
+      req.count === undefined &&
+      req.offset === undefined
+    ) {
       contains = nestEntries(m, positions, contains, filter !== undefined);
     }
 
-    const parameter: ExpansionParameter[] = [];
-    if (req.filter !== undefined) parameter.push({ name: 'filter', valueString: req.filter });
-    if (req.offset !== undefined) parameter.push({ name: 'offset', valueInteger: req.offset });
-    if (req.count !== undefined) parameter.push({ name: 'count', valueInteger: req.count });
-    if (req.activeOnly !== undefined) parameter.push({ name: 'activeOnly', valueBoolean: req.activeOnly });
-    if (req.includeDesignations !== undefined) {
-      parameter.push({ name: 'includeDesignations', valueBoolean: req.includeDesignations });
-    }
-    if (req.displayLanguage !== undefined) {
-      parameter.push({ name: 'displayLanguage', valueCode: req.displayLanguage });
-    }
-    if (req.excludeNested !== undefined)
-      parameter.push({ name: 'excludeNested', valueBoolean: req.excludeNested });
-    if (req.excludeNotForUI !== undefined) {
-      parameter.push({ name: 'excludeNotForUI', valueBoolean: req.excludeNotForUI });
-    }
-    // valueSetVersion is not echoed (the value set's own version says it); system-version, force-system-version
-    // and check-system-version are echoed when they chose a code system version (as the IG's expansions show).
-    for (const p of m.versionParams) {
-      const bar = p.indexOf('|');
-      parameter.push({ name: p.slice(0, bar), valueUri: p.slice(bar + 1) });
-    }
-    for (const u of m.usedCodeSystems()) parameter.push({ name: 'used-codesystem', valueUri: u });
-    for (const u of m.usedValueSets) parameter.push({ name: 'used-valueset', valueUri: u });
+    const parameter = echoedParameters(req, m);
+    for (const u of supplements.used) parameter.push({ name: 'used-supplement', valueUri: u });
     // warning-* for a draft/experimental/deprecated/withdrawn code system or value set used (only looked up
     // when the expansion imports value sets; code system facts are in their index).
     for (const src of m.sources) {
@@ -203,13 +247,45 @@ export class ExpansionEngine {
       timestamp: new Date().toISOString(),
       total,
     };
+    // An expansion drawn from fragments may be incomplete (valueset-unclosed), and R4 declares the properties of
+    // its entries as extensions.
+    const extension: Extension[] = m.fragments.length > 0 || decl.size > 0 ? [] : NO_EXTENSIONS;
+    for (const f of m.fragments) {
+      if (extension.length === 0) extension.push({ url: EXT.unclosed, valueBoolean: true });
+      extension.push({
+        url: EXT.unclosedReason,
+        valueString: `This extension is based on a fragment of the code system ${f.split('|')[0]}`,
+      });
+    }
+    if (decl.size > 0) extension.push(...decl.toExtensions());
+    if (extension.length > 0) expansion.extension = extension;
     if (req.offset !== undefined) expansion.offset = offset;
     if (parameter.length > 0) expansion.parameter = parameter;
     if (contains.length > 0) expansion.contains = contains;
-    // The definition (compose) only when asked (includeDefinition), and not the descriptive metadata (publisher,
-    // description): the expansion identifies its value set; the HL7 reference server answers so too.
-    const { compose, publisher: _p, description: _d, ...rest } = vs;
-    return req.includeDefinition ? { ...rest, compose, expansion } : { ...rest, expansion };
+    // The definition (compose, contained resources, the value set's extensions) only when asked
+    // (includeDefinition), and not the descriptive metadata: the expansion identifies its value set, as the HL7
+    // reference server answers.
+    const {
+      compose,
+      contained,
+      extension: vsExtension,
+      text: _t,
+      publisher: _p,
+      description: _d,
+      purpose: _pu,
+      copyright: _c,
+      contact: _co,
+      ...rest
+    } = vs;
+    return req.includeDefinition
+      ? {
+          ...rest,
+          ...(vsExtension ? { extension: vsExtension } : {}),
+          ...(contained ? { contained } : {}),
+          compose,
+          expansion,
+        }
+      : { ...rest, expansion };
   }
 
   /** The (cached, re-validated) membership of a value set. Synchronous when the cached one is known current
@@ -301,8 +377,21 @@ class EngineComposeContext implements ComposeContext {
   regexLimits: RegexLimits = DEFAULT_REGEX_LIMITS;
   regexSpent: RegexSpent = { ms: 0 };
   checkSystemVersion?: Map<string, string>;
+  versionsMatch?: boolean;
+  defaultValueSetVersion?: Map<string, string>;
+  contained?: readonly unknown[];
+
+  /** The memberships of the contained value sets evaluated so far in this expansion (by id). */
+  containedMemberships?: Map<string, Promise<Membership>>;
 
   async importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership> {
+    const inner = this.withStack(stack);
+    inner.contained = vs.contained;
+    inner.containedMemberships = undefined;
+    return this.engine.membership(vs, inner, this.versionKey);
+  }
+
+  withStack(stack: string[]): EngineComposeContext {
     const inner = new EngineComposeContext(
       this.engine,
       this.resolver,
@@ -314,7 +403,11 @@ class EngineComposeContext implements ComposeContext {
     inner.regexLimits = this.regexLimits;
     inner.regexSpent = this.regexSpent;
     inner.checkSystemVersion = this.checkSystemVersion;
-    return this.engine.membership(vs, inner, this.versionKey);
+    inner.versionsMatch = this.versionsMatch;
+    inner.defaultValueSetVersion = this.defaultValueSetVersion;
+    inner.contained = this.contained;
+    inner.containedMemberships = this.containedMemberships ??= new Map();
+    return inner;
   }
 }
 
@@ -408,7 +501,7 @@ export function filterPage(
   m: Membership,
   f: PreparedFilter,
   excludeMask: number,
-  lang: string | undefined,
+  chooser: OutputSettings | undefined,
   need: number,
 ): FilterResult {
   const src = m.sources[0];
@@ -417,12 +510,13 @@ export function filterPage(
     m.overrides.size === 0 &&
     f.distinct.length > 0 &&
     (excludeMask & src.flagsUnion) === 0 &&
-    (lang === undefined || src.designations.size === 0) &&
+    (chooser === undefined ||
+      (src.designations.size === 0 && chooser.supplements.of(src.url).length === 0 && !chooser.langs)) &&
     m.isWholeSystemInOrder()
   ) {
     return wholeSystemPage(src, f, need);
   }
-  const positions = filterAndRank(m, f, excludeMask, lang);
+  const positions = filterAndRank(m, f, excludeMask, chooser);
   return { total: positions.length, positions, complete: true };
 }
 
@@ -512,7 +606,7 @@ export function filterAndRank(
   m: Membership,
   f: PreparedFilter,
   excludeMask: number,
-  lang?: string,
+  chooser?: OutputSettings,
 ): Int32Array {
   const nSrc = m.sources.length;
   const nw = f.distinct.length;
@@ -556,7 +650,8 @@ export function filterAndRank(
     let rankable = true;
     for (let i = 0; i < nOrdered - 1; i++) if ((exactIds[i] = src.wordId(f.words[i])) < 0) rankable = false;
     const lastRange = src.prefixRange(f.words[nOrdered - 1]);
-    const langMode = lang !== undefined && src.designations.size > 0;
+    // A display chosen by language or from supplements may differ from the index's display.
+    const langMode = chooser !== undefined;
     let lastS = -1;
     let lastR = -1;
     for (let j = 0; j < cands.length; j++) {
@@ -565,8 +660,8 @@ export function filterAndRank(
       if (pos < 0 || ord === codeOrd || (entFlags[pos] & excludeMask) !== 0) continue;
       if (hasOverrides && m.overrides.has(pos)) continue; // handled below
       let isStart: boolean;
-      if (langMode && src.designations.has(ord)) {
-        const shown = pickDesignation(src.designations.get(ord), lang!)?.value ?? src.display(ord) ?? '';
+      if (langMode) {
+        const shown = displayOf(src, ord, undefined, chooser) ?? '';
         isStart = tokenize(shown).join(' ').startsWith(f.joined);
       } else {
         isStart = rankable && src.displayStartsWith(ord, exactIds, lastRange);
@@ -590,13 +685,9 @@ export function filterAndRank(
       const ord = m.entOrd[pos];
       if (codeHits[si] === ord) continue;
       if (!overrideMatches(ov, f.distinct) && !src.conceptHasAll(ord, rangesBySource[si])) continue;
-      const langD =
-        lang !== undefined
-          ? (pickDesignation(ov.designations, lang) ?? pickDesignation(src.designations.get(ord), lang))
-          : undefined;
       const shownJoined =
-        langD !== undefined
-          ? tokenize(langD.value).join(' ')
+        chooser !== undefined
+          ? tokenize(displayOf(src, ord, ov, chooser) ?? '').join(' ')
           : ov.display !== undefined
             ? ov.joined
             : tokenize(src.display(ord) ?? '').join(' ');
@@ -641,23 +732,6 @@ function overrideMatches(ov: EntryOverride, words: string[]): boolean {
   return true;
 }
 
-/** A designation in the language (exact tag first, then same base language). */
-export function pickDesignation(ds: Designation[] | undefined, lang: string): Designation | undefined {
-  if (!ds || ds.length === 0) return undefined;
-  const l = lang.toLowerCase();
-  const base = l.split('-')[0];
-  let fallback: Designation | undefined;
-  for (const d of ds) {
-    if (!d.language || !d.value) continue;
-    const dl = d.language.toLowerCase();
-    if (dl === l) return d;
-    if (!fallback && dl.split('-')[0] === base) fallback = d;
-  }
-  return fallback;
-}
-
-const NO_SOURCES_VERSIONED: readonly boolean[] = [];
-
 const NO_WARNINGS: readonly string[] = [];
 
 /** A value set's deprecated/withdrawn standards-status (none for most: no extension, no allocation). */
@@ -679,41 +753,174 @@ function pushWarning(
   if (!parameter.some((p) => p.name === name && p.valueUri === valueUri)) parameter.push({ name, valueUri });
 }
 
-/** Per source index: does another source of the same url (another version) contribute too? */
-function severalVersions(m: Membership): boolean[] {
-  const count = new Map<string, number>();
-  for (const s of m.sources) count.set(s.url, (count.get(s.url) ?? 0) + 1);
-  return m.sources.map((s) => (count.get(s.url) ?? 0) > 1);
+const NO_STRINGS: readonly string[] = [];
+/** Shared by expansions without extensions; never written to. */
+const NO_EXTENSIONS = [] as Extension[];
+
+/** The canonical of a value set (url|version) for messages. */
+function canonicalOf(vs: ValueSetResource): string {
+  return vs.version ? `${vs.url ?? ''}|${vs.version}` : (vs.url ?? '');
 }
 
-function entryOf(
+/** The supplements a value set asks for (valueset-supplement extensions). */
+function valueSetSupplements(vs: ValueSetResource): readonly string[] {
+  if (!vs.extension) return NO_STRINGS;
+  const out: string[] = [];
+  for (const e of vs.extension) {
+    if (e.url !== EXT.vsSupplement) continue;
+    const v = e.valueCanonical ?? e.valueUri ?? e.valueString;
+    if (typeof v === 'string' && v !== '') out.push(v);
+  }
+  return out;
+}
+
+/**
+ * The request with the parameters the value set declares on its compose (valueset-expansion-parameter
+ * extensions; R5's compose.property, as R4 carries it): a value the request gives wins, a repeatable parameter
+ * adds. Names this server does not know are ignored (the value set is not the client's request); a bad value for
+ * one it knows is a 400.
+ */
+function withComposeParameters(req: ExpandRequest, vs: ValueSetResource): ExpandRequest {
+  const ext = vs.compose?.extension;
+  if (!ext || ext.length === 0) return req;
+  let out: Record<string, unknown> | undefined;
+  const set = (name: string, raw: unknown): void => {
+    const p = PARAMETER_BY_NAME.get(name);
+    if (!p || p.target) return;
+    let v: unknown = raw;
+    if (p.type === 'boolean' && typeof raw === 'string')
+      v = raw === 'true' ? true : raw === 'false' ? false : raw;
+    if (p.type === 'integer' && typeof raw === 'string' && /^\d{1,9}$/.test(raw)) v = Number(raw);
+    const ok =
+      p.type === 'boolean'
+        ? typeof v === 'boolean'
+        : p.type === 'integer'
+          ? Number.isInteger(v)
+          : typeof v === 'string' && v.length <= (p.maxLength ?? MAX_STRING);
+    if (!ok) {
+      throw invalid(
+        `The value set's expansion parameter ${name} has an invalid value (${String(raw).slice(0, 60)})`,
+        ['ValueSet.compose.extension'],
+      );
+    }
+    out ??= { ...req };
+    if (p.repeats) {
+      const list = (out[p.key] as unknown[] | undefined) ?? [];
+      if (list.length >= MAX_REPEATS) {
+        throw invalid(`The value set gives expansion parameter ${name} more than ${MAX_REPEATS} times`, [
+          'ValueSet.compose.extension',
+        ]);
+      }
+      if (!list.includes(v)) out[p.key] = [...list, v];
+    } else if (out[p.key] === undefined) {
+      out[p.key] = v;
+    }
+  };
+  for (const e of ext) {
+    if (e.url === EXT.vsExpansionParameter) {
+      const parts = e.extension ?? [];
+      const name = parts.find((x) => x.url === 'name');
+      const value = parts.find((x) => x.url === 'value');
+      const n = name?.valueCode ?? name?.valueString;
+      if (typeof n !== 'string' || !value) continue;
+      const vk = Object.keys(value).find((k) => k.startsWith('value'));
+      if (vk) set(n, value[vk]);
+    } else if (e.url === EXT.composeProperty) {
+      const v = e.valueString ?? e.valueCode;
+      if (typeof v === 'string') set('property', v);
+    }
+  }
+  return (out as ExpandRequest | undefined) ?? req;
+}
+
+/** The parameters an expansion echoes: those given (and those the value set declared), then what was used. */
+function echoedParameters(req: ExpandRequest, m: Membership): ExpansionParameter[] {
+  const parameter: ExpansionParameter[] = [];
+  if (req.filter !== undefined) parameter.push({ name: 'filter', valueString: req.filter });
+  if (req.offset !== undefined) parameter.push({ name: 'offset', valueInteger: req.offset });
+  if (req.count !== undefined) parameter.push({ name: 'count', valueInteger: req.count });
+  if (req.activeOnly !== undefined) parameter.push({ name: 'activeOnly', valueBoolean: req.activeOnly });
+  if (req.includeDesignations !== undefined) {
+    parameter.push({ name: 'includeDesignations', valueBoolean: req.includeDesignations });
+  }
+  if (req.includeDefinition !== undefined) {
+    parameter.push({ name: 'includeDefinition', valueBoolean: req.includeDefinition });
+  }
+  for (const d of req.designation ?? []) parameter.push({ name: 'designation', valueString: d });
+  if (req.displayLanguage !== undefined) {
+    parameter.push({ name: 'displayLanguage', valueCode: echoLanguageList(req.displayLanguage) });
+  }
+  if (req.excludeNested !== undefined)
+    parameter.push({ name: 'excludeNested', valueBoolean: req.excludeNested });
+  if (req.excludeNotForUI !== undefined) {
+    parameter.push({ name: 'excludeNotForUI', valueBoolean: req.excludeNotForUI });
+  }
+  if (req.versionsMatch === true || (req.versionsMatch === undefined && m.versionsMatched)) {
+    parameter.push({ name: 'versionsMatch', valueBoolean: true });
+  }
+  // valueSetVersion is not echoed (the value set's own version says it); the version parameters are echoed when
+  // they chose a version (as the IG's expansions show).
+  for (const p of m.versionParams) {
+    const bar = p.indexOf('|');
+    parameter.push({ name: p.slice(0, bar), valueUri: p.slice(bar + 1) });
+  }
+  for (const u of m.usedCodeSystems()) parameter.push({ name: 'used-codesystem', valueUri: u });
+  for (const u of m.usedValueSets) parameter.push({ name: 'used-valueset', valueUri: u });
+  for (const f of m.fragments) parameter.push({ name: 'used-fragment', valueUri: f });
+  return parameter;
+}
+
+/** The entries of a page: positions[offset..end), or the positions offset..end themselves when unfiltered. */
+interface PageRange {
+  positions: Int32Array | undefined;
+  offset: number;
+  end: number;
+}
+
+/** The details (definitions, extensions) of the page's concepts whose code systems do not hold them in memory
+ * (stored ones), and of their supplements' concepts, from the resolver: when the request asks for properties, or
+ * the code system has concept extensions. */
+function detailsWanted(
   m: Membership,
-  pos: number,
-  withDesignations: boolean,
-  lang: string | undefined,
-  versioned: readonly boolean[],
-): ValueSetContains {
-  const src: CodeSystemIndex = m.sources[m.entSrc[pos]];
-  const ord = m.entOrd[pos];
-  const flags = m.entFlags[pos];
-  const ov = m.overrides.size > 0 ? m.overrides.get(pos) : undefined;
-  const e: ValueSetContains = { system: src.url };
-  if ((flags & FLAG_ABSTRACT) !== 0) e.abstract = true;
-  if ((flags & FLAG_INACTIVE) !== 0) e.inactive = true;
-  if (src.version !== undefined && versioned[m.entSrc[pos]]) e.version = src.version;
-  e.code = src.code(ord);
-  let display = ov?.display ?? src.display(ord);
-  if (lang !== undefined) {
-    const d = pickDesignation(ov?.designations, lang) ?? pickDesignation(src.designations.get(ord), lang);
-    if (d) display = d.value;
+  page: PageRange,
+  resolver: Resolver,
+  s: OutputSettings,
+): Map<CodeSystemIndex, number[]> | undefined {
+  const anyProperty = s.properties.length > 0;
+  // Usually nothing to load: no property asked for, no supplement, no source with concept extensions.
+  if (!anyProperty && s.supplements.size === 0) {
+    let ext = false;
+    for (const src of m.sources)
+      if (!inMemoryDetails(src) && resolver.hasConceptExtensions?.(src)) ext = true;
+    if (!ext) return undefined;
   }
-  if (display !== undefined) e.display = display;
-  if (withDesignations) {
-    const ds = src.designations.get(ord);
-    const all = ov?.designations ? [...(ds ?? []), ...ov.designations] : ds;
-    if (all && all.length > 0) e.designation = all;
+  const wanted = new Map<CodeSystemIndex, number[]>();
+  const want = (index: CodeSystemIndex, ord: number, always: boolean): void => {
+    if (inMemoryDetails(index) || !(always || resolver.hasConceptExtensions?.(index))) return;
+    const list = wanted.get(index) ?? [];
+    list.push(ord);
+    wanted.set(index, list);
+  };
+  for (let i = page.offset; i < page.end; i++) {
+    const pos = page.positions ? page.positions[i] : i;
+    const src = m.sources[m.entSrc[pos]];
+    want(src, m.entOrd[pos], anyProperty);
+    if (s.supplements.size === 0) continue;
+    for (const sup of s.supplements.of(src.url)) {
+      const o = sup.ordinalOf(src.code(m.entOrd[pos]));
+      if (o >= 0) want(sup, o, false);
+    }
   }
-  return e;
+  return wanted.size > 0 ? wanted : undefined;
+}
+
+async function loadDetails(
+  wanted: Map<CodeSystemIndex, number[]>,
+  load: NonNullable<Resolver['conceptDetails']>,
+): Promise<Map<CodeSystemIndex, Map<number, ConceptDetails>>> {
+  const out = new Map<CodeSystemIndex, Map<number, ConceptDetails>>();
+  for (const [src, ords] of wanted) out.set(src, await load(src, ords));
+  return out;
 }
 
 /** The process-wide engine. */

@@ -1,5 +1,6 @@
 // Flattens a FHIR CodeSystem resource into concept rows (document order) and index metadata.
 import { CodeSystemIndex } from './code-system-index.js';
+import { attachConceptDetails, type ConceptDetails } from './concept-details.js';
 import type { CodeSystemConcept, CodeSystemMeta, CodeSystemResource, ConceptInput } from './types.js';
 
 /**
@@ -83,6 +84,7 @@ export function* flattenSteps(
         status: status ?? null,
         designations: c.designation && c.designation.length > 0 ? c.designation : null,
         properties: c.property && c.property.length > 0 ? c.property : null,
+        extensions: Array.isArray(c.extension) && c.extension.length > 0 ? c.extension : null,
       };
       rows.push(row);
       byCode.set(c.code, row);
@@ -124,6 +126,7 @@ export function codeSystemMetaOf(
     versionId: versionId ?? cs.meta?.versionId,
     name: cs.name,
     content: cs.content,
+    ...(typeof cs.supplements === 'string' ? { supplements: cs.supplements } : {}),
     hierarchyMeaning: cs.hierarchyMeaning,
     caseSensitive: cs.caseSensitive,
     language: cs.language,
@@ -167,7 +170,19 @@ export function statusWarnings(r: {
   return out.length > 0 ? out : undefined;
 }
 
-/** Convenience: index a whole CodeSystem resource. */
+/** Indexes a whole CodeSystem resource held in memory (a request's tx-resource, a test's), keeping its concepts'
+ * definitions and extensions with the index (concept-details.ts). */
 export function indexCodeSystemResource(cs: CodeSystemResource): CodeSystemIndex {
-  return CodeSystemIndex.build(codeSystemMetaOf(cs), flattenCodeSystemConcepts(cs));
+  const rows = flattenCodeSystemConcepts(cs);
+  const index = CodeSystemIndex.build(codeSystemMetaOf(cs), rows);
+  const details = new Map<number, ConceptDetails>();
+  for (const r of rows) {
+    if (!r.definition && !r.extensions) continue;
+    const d: ConceptDetails = {};
+    if (r.definition) d.definition = r.definition;
+    if (r.extensions) d.extension = r.extensions;
+    details.set(index.ordinalOf(r.code), d);
+  }
+  attachConceptDetails(index, details);
+  return index;
 }

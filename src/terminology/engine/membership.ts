@@ -2,12 +2,13 @@
 // with per-source position maps for O(1) membership tests, and caches of filtered/ranked position lists.
 import type { CodeSystemIndex } from './code-system-index.js';
 import { tokenize } from './normalize.js';
-import type { Designation } from './types.js';
+import type { Designation, Extension } from './types.js';
 
-/** Display / designations a value set's `compose.include.concept` gives a member. */
+/** Display / designations / extensions a value set's `compose.include.concept` gives a member. */
 export interface EntryOverride {
   display?: string;
   designations?: Designation[];
+  extension?: Extension[];
   /** Normalised words of the display and designation values (for `filter`). */
   words: string[];
   /** Normalised display words joined by single spaces (for ranking). */
@@ -17,12 +18,17 @@ export interface EntryOverride {
 export function makeOverride(
   display: string | undefined,
   designations: Designation[] | undefined,
+  extension?: Extension[],
 ): EntryOverride {
   const words: string[] = display ? tokenize(display) : [];
   const joined = words.join(' ');
   for (const d of designations ?? []) if (d.value) words.push(...tokenize(d.value));
-  return { display, designations, words, joined };
+  return { display, designations, words, joined, ...(extension?.length ? { extension } : {}) };
 }
+
+/** Entry flag (beside the index's FLAG_ABSTRACT and FLAG_INACTIVE): the entry shows its code system version
+ * (its value set names the code system in several versions). */
+export const FLAG_SHOW_VERSION = 64;
 
 /** An entry from a whole-system include (nested in the expansion unless a text filter made it a search). */
 export const NEST_WHOLE_SYSTEM = 1;
@@ -37,7 +43,9 @@ export interface Dependency {
   key: string;
 }
 
-/** An ordered, duplicate-free set of concepts drawn from one or more code system indexes. */
+/** An ordered, duplicate-free set of concepts drawn from one or more code system indexes. A concept is the
+ * same entry in every version of its code system only when `mergeVersions` (the `versionsMatch` parameter);
+ * otherwise each version contributes its own entry. */
 export class EntrySet {
   readonly sources: CodeSystemIndex[] = [];
   /** Per source: ordinal -> position in the entry list, or -1. */
@@ -48,6 +56,8 @@ export class EntrySet {
   size = 0;
   readonly overrides = new Map<number, EntryOverride>();
   private readonly urlCount = new Map<string, number>();
+  /** Set before the first add: a code is one entry across the versions of its code system. */
+  mergeVersions = false;
 
   sourceIndex(src: CodeSystemIndex): number {
     let si = this.sources.indexOf(src);
@@ -78,22 +88,32 @@ export class EntrySet {
     return -1;
   }
 
+  /** Is the concept here, in any version of its code system? */
   has(src: CodeSystemIndex, ord: number): boolean {
     return this.positionOf(src, ord) >= 0;
   }
 
-  /** Appends a concept unless already present (same system and code); returns whether it was added. */
-  add(src: CodeSystemIndex, ord: number, override?: EntryOverride): boolean {
+  /** Is the concept here in this version (in any version when mergeVersions)? */
+  hasVersion(src: CodeSystemIndex, ord: number): boolean {
+    if (this.mergeVersions) return this.has(src, ord);
+    const si = this.sources.indexOf(src);
+    return si >= 0 && this.posMaps[si][ord] >= 0;
+  }
+
+  /** Appends a concept unless already present (same system, version and code; same system and code when
+   * mergeVersions); returns whether it was added. `flags` are added to the index's (FLAG_SHOW_VERSION). */
+  add(src: CodeSystemIndex, ord: number, override?: EntryOverride, flags = 0): boolean {
     const si = this.sourceIndex(src);
     const pm = this.posMaps[si];
     if (pm[ord] >= 0) return false;
-    if ((this.urlCount.get(src.url) ?? 0) > 1 && this.positionOf(src, ord) >= 0) return false;
+    if (this.mergeVersions && (this.urlCount.get(src.url) ?? 0) > 1 && this.positionOf(src, ord) >= 0)
+      return false;
     if (this.size === this.entOrd.length) this.grow();
     const pos = this.size++;
     pm[ord] = pos;
     this.entSrc[pos] = si;
     this.entOrd[pos] = ord;
-    this.entFlags[pos] = src.flags[ord];
+    this.entFlags[pos] = src.flags[ord] | flags;
     if (override) this.overrides.set(pos, override);
     return true;
   }
@@ -134,6 +154,14 @@ export class Membership extends EntrySet {
   versionParams: string[] = [];
   /** Per position: NEST_* (0: always flat, e.g. an enumerated concept); undefined when no entry may nest. */
   nest?: Uint8Array;
+  /** The expansion cannot be a hierarchy (a concept list, an import, several filters, a concept reached twice
+   * or through several parents): every entry is at the top level. */
+  flat = false;
+  /** `system|version` of the fragments (content `fragment`) an include used: the expansion may be incomplete. */
+  fragments: string[] = [];
+  /** The value set's includes and excludes name one code system in several versions but never the same one
+   * twice: its exclusions remove codes from every version (`versionsMatch` is on, and echoed). */
+  versionsMatched = false;
 
   /** Records how the entry at pos may keep its hierarchy (see NEST_*). */
   markNest(pos: number, how: number): void {
@@ -151,12 +179,16 @@ export class Membership extends EntrySet {
 
   /** `system|version` of each code system a member comes from, then those included without members (expansion
    * parameter `used-codesystem`). */
-  usedCodeSystems(): string[] {
-    const out = new Set<string>();
-    for (const s of this.sources) out.add(s.version ? `${s.url}|${s.version}` : s.url);
-    for (const u of this.includedSystems) out.add(u);
-    return [...out];
+  usedCodeSystems(): readonly string[] {
+    if (!this.usedCache) {
+      const out = new Set<string>();
+      for (const s of this.sources) out.add(s.version ? `${s.url}|${s.version}` : s.url);
+      for (const u of this.includedSystems) out.add(u);
+      this.usedCache = [...out];
+    }
+    return this.usedCache;
   }
+  private usedCache?: string[];
 
   private wholeSystem?: boolean;
   /** True when the entries are exactly one code system's concepts in ordinal order (position = ordinal). */

@@ -1,7 +1,7 @@
 // The engine's view of storage: where it finds code systems (as indexes) and value sets. Its own file: the index
 // module imports the shared shapes of types.ts, and this interface names the index.
 import type { CodeSystemIndex } from './code-system-index.js';
-import type { ValueSetResource } from './types.js';
+import type { ConceptDetails, ValueSetResource } from './types.js';
 
 /** Where the engine finds code systems and imported value sets (the service layer caches both). */
 export interface Resolver {
@@ -19,4 +19,10 @@ export interface Resolver {
   /** Optional: a number that changes whenever any answer of this resolver may have changed. While it stays the
    * same, a cached expansion's dependencies need no re-check. */
   generation?(): number;
+  /** Optional: the definitions (and extensions, where kept) of some concepts of a code system whose index does
+   * not hold them in memory (a stored one), by ordinal. Only called when a request asks for properties. */
+  conceptDetails?(index: CodeSystemIndex, ordinals: number[]): Promise<Map<number, ConceptDetails>>;
+  /** Optional: does some concept of this (stored) code system have extensions? Then every expansion loads the
+   * details of the concepts it shows (conceptDetails). Unknown: no. */
+  hasConceptExtensions?(index: CodeSystemIndex): boolean;
 }

@@ -1,4 +1,5 @@
 // FHIR R4 shapes the expansion engine reads and writes (only the elements it uses; others pass through).
+import type { ExpandOptions } from './parameters.js';
 import type { RegexLimits } from './safe-regex.js';
 
 export interface Coding {
@@ -8,10 +9,24 @@ export interface Coding {
   display?: string;
 }
 
+/** A FHIR extension (its value[x] and nested extensions pass through as they are). */
+export interface Extension {
+  url: string;
+  extension?: Extension[];
+  [value: string]: unknown;
+}
+
+/** What an expansion may show of a concept beyond its index: its definition and extensions (`concept-details.ts`). */
+export interface ConceptDetails {
+  definition?: string;
+  extension?: Extension[];
+}
+
 export interface Designation {
   language?: string;
   use?: Coding;
   value: string;
+  extension?: Extension[];
 }
 
 export interface ConceptProperty {
@@ -36,12 +51,16 @@ export interface ConceptInput {
   status?: string | null;
   designations?: Designation[] | null;
   properties?: ConceptProperty[] | null;
+  /** The concept's extensions (kept with it; not indexed). */
+  extensions?: Extension[] | null;
 }
 
 /** The code-system-level facts an index needs. */
 export interface CodeSystemMeta {
   url: string;
   version?: string;
+  /** The code system a supplement (content `supplement`) adds to (canonical, maybe with |version). */
+  supplements?: string;
   id?: string;
   versionId?: string | number;
   name?: string;
@@ -60,6 +79,7 @@ export interface CodeSystemConcept {
   code: string;
   display?: string;
   definition?: string;
+  extension?: Extension[];
   designation?: Designation[];
   property?: ConceptProperty[];
   concept?: CodeSystemConcept[];
@@ -85,6 +105,8 @@ export interface CodeSystemResource {
 export interface ValueSetFilter {
   property?: string;
   op?: string;
+  /** R4 carries R5's operators (child-of, descendent-leaf) as an extension of `op`. */
+  _op?: { extension?: Extension[] };
   value?: string;
 }
 
@@ -92,6 +114,7 @@ export interface ValueSetConceptReference {
   code: string;
   display?: string;
   designation?: Designation[];
+  extension?: Extension[];
 }
 
 export interface ValueSetInclude {
@@ -105,11 +128,14 @@ export interface ValueSetInclude {
 export interface ValueSetCompose {
   lockedDate?: string;
   inactive?: boolean;
+  extension?: Extension[];
   include?: ValueSetInclude[];
   exclude?: ValueSetInclude[];
 }
 
 export interface ValueSetContains {
+  /** Echoed concept extensions, and (R4) the concept's properties as cross-version extensions. */
+  extension?: Extension[];
   system?: string;
   version?: string;
   code?: string;
@@ -130,6 +156,8 @@ export interface ExpansionParameter {
 }
 
 export interface ValueSetExpansion {
+  /** valueset-unclosed, and (R4) the property declarations as cross-version extensions. */
+  extension?: Extension[];
   identifier?: string;
   timestamp: string;
   total?: number;
@@ -149,33 +177,19 @@ export interface ValueSetResource {
   status?: string;
   compose?: ValueSetCompose;
   expansion?: ValueSetExpansion;
+  contained?: unknown[];
+  extension?: Extension[];
   [key: string]: unknown;
 }
 
 export type ValueSetResourceWithExpansion = ValueSetResource & { expansion: ValueSetExpansion };
 
-/** The $expand input parameters the engine understands (FHIR R4 names in camelCase). */
-export interface ExpandRequest {
-  filter?: string;
-  offset?: number;
-  count?: number;
-  activeOnly?: boolean;
-  includeDesignations?: boolean;
-  displayLanguage?: string;
-  excludeNested?: boolean;
-  excludeNotForUI?: boolean;
+/** The $expand options the engine understands: every expansion parameter of the table (parameters.ts), and the
+ * value set version asked for (checked against the value set's). */
+export type ExpandRequest = ExpandOptions & {
   /** Echoed; when given it must equal the value set's version. */
   valueSetVersion?: string;
-  /** `system|version` canonicals: the version to use when an include names none. */
-  systemVersion?: string | string[];
-  /** `system|version` canonicals: the version to use whatever the include says. */
-  forceSystemVersion?: string | string[];
-  /** `system|version` canonicals: the version (pattern) a code system must have; the default when an include
-   * names none. */
-  checkSystemVersion?: string | string[];
-  /** Return the value set's compose with the expansion (otherwise it is left out). */
-  includeDefinition?: boolean;
-}
+};
 
 export interface ExpandLimits {
   /** The most entries an expansion without `count` may return (counted after the filter). */

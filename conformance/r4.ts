@@ -1,0 +1,226 @@
+// The official runner talks to an R4 server through its R4 client: each request (written in R5 in the suite) is
+// converted to R4 before it is sent, and each response is parsed as R4 and converted back to R5 before it is
+// compared (TxTester with TerminologyClientR4 and the VersionConvertor_40_50 / 40_N convertors in
+// hapifhir/org.hl7.fhir.core). This file does what those convertors do to the elements the suite's resources
+// use, and rejects, as the R4 parser would, a response that carries R5-only elements instead of their R4
+// cross-version extensions.
+import type { Json } from './compare.js';
+
+type Obj = { [k: string]: Json | undefined };
+const isObject = (v: Json | undefined): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const list = (v: Json | undefined): Obj[] => (Array.isArray(v) ? v.filter(isObject) : []);
+
+/** Cross-version extensions the convertors use (VersionConvertorConstants). */
+export const EXT = {
+  filterOp: 'http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.compose.include.filter.op',
+  composeProperty: 'http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.compose.property',
+  expansionProperty: 'http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.property',
+  containsProperty:
+    'http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.contains.property',
+  versionAlgorithm:
+    'http://hl7.org/fhir/5.0/StructureDefinition/extension-CanonicalResource.versionAlgorithm',
+  vsDesignationUse:
+    'http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.compose.include.concept.designation.additionalUse',
+  csDesignationUse:
+    'http://hl7.org/fhir/5.0/StructureDefinition/extension-CodeSystem.concept.designation.additionalUse',
+} as const;
+
+/** Set on a down-converted ValueSet whose filter operator had to move to an extension. */
+export const OMITTED_CODE_RULES = 'https://hl7.org/fhir/implicit-rules/omitted-mandatory-interversion-code';
+
+/** Filter operators R4 has no code for (moved to EXT.filterOp). */
+const R5_FILTER_OPS = new Set(['child-of', 'descendent-leaf']);
+
+function addExtension(o: Obj, url: string, value: Obj): void {
+  const ext = Array.isArray(o.extension) ? o.extension : (o.extension = []);
+  ext.push({ url, ...value });
+}
+
+function valueOf(o: Obj): Obj {
+  const out: Obj = {};
+  for (const k of Object.keys(o)) if (k.startsWith('value')) out[k] = o[k];
+  return out;
+}
+
+/** versionAlgorithm[x] (R5) becomes the cross-version extension on the resource. */
+function versionAlgorithmDown(r: Obj): void {
+  for (const k of ['versionAlgorithmString', 'versionAlgorithmCoding']) {
+    if (r[k] === undefined) continue;
+    addExtension(r, EXT.versionAlgorithm, {
+      [k === 'versionAlgorithmString' ? 'valueString' : 'valueCoding']: r[k],
+    });
+    delete r[k];
+  }
+}
+
+function designationsDown(concepts: Obj[], url: string): void {
+  for (const c of concepts) {
+    for (const d of list(c.designation)) {
+      for (const u of list(d.additionalUse)) addExtension(d, url, { valueCoding: u });
+      delete d.additionalUse;
+    }
+  }
+}
+
+function valueSetDown(vs: Obj): void {
+  versionAlgorithmDown(vs);
+  const compose = vs.compose;
+  if (isObject(compose)) {
+    let omitted = false;
+    for (const set of [...list(compose.include), ...list(compose.exclude)]) {
+      for (const f of list(set.filter)) {
+        if (typeof f.op === 'string' && R5_FILTER_OPS.has(f.op)) {
+          f._op = { extension: [{ url: EXT.filterOp, valueCode: f.op }] };
+          delete f.op;
+          omitted = true;
+        }
+      }
+      designationsDown(list(set.concept), EXT.vsDesignationUse);
+    }
+    if (Array.isArray(compose.property)) {
+      for (const p of compose.property) addExtension(compose, EXT.composeProperty, { valueString: p });
+      delete compose.property;
+    }
+    if (omitted) vs.implicitRules = OMITTED_CODE_RULES;
+  }
+  const exp = vs.expansion;
+  if (isObject(exp)) {
+    for (const p of list(exp.property)) {
+      addExtension(exp, EXT.expansionProperty, {
+        extension: [
+          { url: 'code', valueCode: p.code },
+          { url: 'uri', valueUri: p.uri },
+        ],
+      });
+    }
+    delete exp.property;
+    const walk = (cs: Obj[]): void => {
+      for (const c of cs) {
+        for (const p of list(c.property)) {
+          addExtension(c, EXT.containsProperty, {
+            extension: [
+              { url: 'code', valueCode: p.code },
+              { url: 'value', ...valueOf(p) },
+            ],
+          });
+        }
+        delete c.property;
+        walk(list(c.contains));
+      }
+    };
+    walk(list(exp.contains));
+  }
+}
+
+function codeSystemDown(cs: Obj): void {
+  versionAlgorithmDown(cs);
+  const walk = (cs: Obj[]): void => {
+    designationsDown(cs, EXT.csDesignationUse);
+    for (const c of cs) walk(list(c.concept));
+  };
+  walk(list(cs.concept));
+}
+
+/** An R5 resource as the runner sends it to an R4 server (converted in place; returned for convenience). */
+export function toR4(resource: Json): Json {
+  if (!isObject(resource)) return resource;
+  if (resource.resourceType === 'ValueSet') valueSetDown(resource);
+  else if (resource.resourceType === 'CodeSystem') codeSystemDown(resource);
+  else if (resource.resourceType === 'Parameters') {
+    for (const p of list(resource.parameter)) if (p.resource !== undefined) toR4(p.resource);
+  }
+  for (const c of list(resource.contained)) toR4(c);
+  return resource;
+}
+
+/** Elements R4 does not have: the R4 parser refuses a response that carries them. */
+function r5Only(vs: Obj): string | undefined {
+  if (vs.versionAlgorithmString !== undefined || vs.versionAlgorithmCoding !== undefined)
+    return 'ValueSet.versionAlgorithm[x]';
+  if (isObject(vs.compose) && vs.compose.property !== undefined) return 'ValueSet.compose.property';
+  const exp = vs.expansion;
+  if (!isObject(exp)) return undefined;
+  if (exp.property !== undefined) return 'ValueSet.expansion.property';
+  const stack = [...list(exp.contains)];
+  while (stack.length > 0) {
+    const c = stack.pop()!;
+    if (c.property !== undefined) return 'ValueSet.expansion.contains.property';
+    stack.push(...list(c.contains));
+  }
+  return undefined;
+}
+
+function takeExtensions(o: Obj, url: string): Obj[] {
+  const ext = list(o.extension);
+  const taken = ext.filter((e) => e.url === url);
+  if (taken.length > 0) {
+    const rest = ext.filter((e) => e.url !== url);
+    if (rest.length > 0) o.extension = rest;
+    else delete o.extension;
+  }
+  return taken;
+}
+
+const sub = (e: Obj, name: string): Obj | undefined => list(e.extension).find((x) => x.url === name);
+const subString = (e: Obj, name: string): Json | undefined => {
+  const s = sub(e, name);
+  return s ? Object.values(valueOf(s))[0] : undefined;
+};
+
+/**
+ * A response as the runner's R4 client hands it on: parsed as R4 (an R5-only element is an error, as in the R4
+ * parser) and converted to R5 (cross-version extensions back to their elements). Returns the error message, if
+ * any; the resource is converted in place.
+ */
+export function fromR4(resource: Json): string | undefined {
+  if (!isObject(resource) || resource.resourceType !== 'ValueSet') return undefined;
+  const bad = r5Only(resource);
+  if (bad)
+    return `The response is not valid R4: ${bad} is an R5 element (R4 servers send it as an extension)`;
+  if (resource.implicitRules === OMITTED_CODE_RULES) delete resource.implicitRules;
+  for (const e of takeExtensions(resource, EXT.versionAlgorithm)) {
+    const v = valueOf(e);
+    if (v.valueString !== undefined) resource.versionAlgorithmString = v.valueString;
+    if (v.valueCoding !== undefined) resource.versionAlgorithmCoding = v.valueCoding;
+  }
+  const compose = resource.compose;
+  if (isObject(compose)) {
+    const props = takeExtensions(compose, EXT.composeProperty).map((e) => valueOf(e).valueString ?? null);
+    if (props.length > 0) compose.property = props;
+    for (const set of [...list(compose.include), ...list(compose.exclude)]) {
+      for (const f of list(set.filter)) {
+        const op = isObject(f._op) ? takeExtensions(f._op, EXT.filterOp)[0] : undefined;
+        if (op) {
+          f.op = valueOf(op).valueCode ?? null;
+          if (isObject(f._op) && Object.keys(f._op).length === 0) delete f._op;
+        }
+      }
+    }
+  }
+  const exp = resource.expansion;
+  if (isObject(exp)) {
+    const props = takeExtensions(exp, EXT.expansionProperty).map((e) => {
+      const p: Obj = {};
+      const code = subString(e, 'code');
+      const uri = subString(e, 'uri');
+      if (code !== undefined) p.code = code;
+      if (uri !== undefined) p.uri = uri;
+      return p;
+    });
+    if (props.length > 0) exp.property = props;
+    const walk = (cs: Obj[]): void => {
+      for (const c of cs) {
+        const ps = takeExtensions(c, EXT.containsProperty).map((e) => {
+          const p: Obj = { code: subString(e, 'code') ?? null };
+          const v = sub(e, 'value') ?? sub(e, 'value[x]');
+          if (v) Object.assign(p, valueOf(v));
+          return p;
+        });
+        if (ps.length > 0) c.property = ps;
+        walk(list(c.contains));
+      }
+    };
+    walk(list(exp.contains));
+  }
+  return undefined;
+}
