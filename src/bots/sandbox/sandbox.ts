@@ -33,7 +33,7 @@
 //   memoryLimit per isolate (OOM disposes it -> 'memory'); result size checked inside the isolate before copy-out
 //   and on the host -> 'output-too-large'; logs capped at logLimitBytes.
 // - Only async isolated-vm APIs are used on the request path, so the Node event loop keeps running while bots spin.
-import ivm from 'isolated-vm';
+import ivm from './isolated-vm.js';
 import { performance } from 'node:perf_hooks';
 import { compileBot } from './compile.js';
 import { policyFetch, type BridgedFetchRequest, type FetchPolicy } from './fetch-policy.js';
