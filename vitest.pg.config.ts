@@ -3,12 +3,11 @@
 import fs from 'node:fs';
 import { defineConfig } from 'vitest/config';
 
-/** Files the database does not change the outcome of: see test/database-free.json. */
-const databaseFree = (
-  JSON.parse(fs.readFileSync(new URL('./test/database-free.json', import.meta.url), 'utf8')) as {
-    files: string[];
-  }
-).files;
+/** Files the database server does not change the outcome of (see test/suites.json): the default suite runs them. */
+const suites = JSON.parse(fs.readFileSync(new URL('./test/suites.json', import.meta.url), 'utf8')) as {
+  noServer: string[];
+  embeddedOnly: string[];
+};
 
 if (!process.env.TEST_DATABASE_URL) {
   throw new Error('Set TEST_DATABASE_URL, e.g. postgresql://postgres@127.0.0.1:5432/test');
@@ -21,7 +20,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // What does not depend on the database runs once, in the default suite (GraphiQL's browser test; not Studio's).
-    exclude: ['node_modules/**', ...databaseFree],
+    exclude: ['node_modules/**', ...suites.noServer, ...suites.embeddedOnly],
     pool: 'forks',
     // Test files share their worker process (each still starts and closes its own servers): a fresh process per
     // file loaded every dependency again and compiled PGlite's WebAssembly again, about 3 s of CPU per file (ten
