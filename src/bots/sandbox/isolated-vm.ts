@@ -4,7 +4,8 @@
 // (6.x; npm skips it on Node 20 because of its `engines`) and `isolated-vm-5` (`npm:isolated-vm@5.0.4`; on Node 24
 // its build fails and npm drops it, as it may for an optional package). Their JavaScript API is the same (the two
 // releases ship an identical isolated-vm.d.ts), so the sandbox imports this module as it would the package:
-// `import ivm from './isolated-vm.js'`.
+// `import ivm from './isolated-vm.js'` (also for type-only imports). Never import 'isolated-vm' itself: Node 20 has
+// no such package (CI's type-check, on Node 20, fails on it).
 import { createRequire } from 'node:module';
 // Types only (tsconfig `paths`: the .d.ts of whichever isolated-vm is installed).
 import type IsolatedVM from 'isolated-vm-types';
