@@ -1,6 +1,13 @@
 // PostgreSQL suite: every suite of the default run against TEST_DATABASE_URL, plus *.pg.test.ts (several server
 // processes on one database). Each test file gets its own PostgreSQL schema.
+import fs from 'node:fs';
 import { defineConfig } from 'vitest/config';
+
+/** Files the database server does not change the outcome of (see test/suites.json): the default suite runs them. */
+const suites = JSON.parse(fs.readFileSync(new URL('./test/suites.json', import.meta.url), 'utf8')) as {
+  noServer: string[];
+  embeddedOnly: string[];
+};
 
 if (!process.env.TEST_DATABASE_URL) {
   throw new Error('Set TEST_DATABASE_URL, e.g. postgresql://postgres@127.0.0.1:5432/test');
@@ -12,9 +19,13 @@ export default defineConfig({
   resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
   test: {
     include: ['test/**/*.test.ts'],
-    // GraphiQL's browser test does not depend on the database: it runs once, in the default suite. Studio's does.
-    exclude: ['node_modules/**', 'test/browser/graphiql.test.ts'],
+    // What does not depend on the database runs once, in the default suite (GraphiQL's browser test; not Studio's).
+    exclude: ['node_modules/**', ...suites.noServer, ...suites.embeddedOnly],
     pool: 'forks',
+    // Test files share their worker process (each still starts and closes its own servers): a fresh process per
+    // file loaded every dependency again and compiled PGlite's WebAssembly again, about 3 s of CPU per file (ten
+    // server files: 73 s of CPU isolated, 44 s shared).
+    isolate: false,
     // isolated-vm on Node 20+ needs the startup snapshot off (see its README).
     execArgv: ['--no-node-snapshot'],
     maxWorkers: 2,

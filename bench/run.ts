@@ -29,8 +29,11 @@ const CONNECTIONS = 16;
 const plan: LoadPlan = quick
   ? { warmupSec: 0.4, durationSec: 0.8, repeats: 3 }
   : { warmupSec: 2, durationSec: 5, repeats: 3 };
-// The standard data generator lives in the shared folder beside the repository (../shared), or BENCH_GENERATOR.
-const GENERATOR = process.env.BENCH_GENERATOR ?? path.resolve(ROOT, '../shared/bench/gen-codesystem.mjs');
+// The standard data generator lives in the shared folder beside the repository (../shared, or SHARED_DIR as for
+// the tests), or BENCH_GENERATOR names it.
+const GENERATOR =
+  process.env.BENCH_GENERATOR ??
+  path.join(process.env.SHARED_DIR ?? path.resolve(ROOT, '../shared'), 'bench/gen-codesystem.mjs');
 
 const ME_FULL = `query {
   me {

@@ -1,27 +1,17 @@
 // Accounts and tokens over real HTTP: login + PKCE, client credentials, refresh rotation, bad input, expiry.
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
   CLIENT_ID,
   CLIENT_SECRET,
   call,
-  dropSchema,
   signIn,
-  startTestServer,
-  type TestServer,
+  useTestServer,
 } from './helpers/server.js';
 
-let s: TestServer;
-
-beforeAll(async () => {
-  s = await startTestServer();
-});
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
-});
+const s = useTestServer();
 
 function pkce() {
   const verifier = crypto.randomBytes(32).toString('base64url');
@@ -418,14 +408,7 @@ describe('bearer token checks', () => {
 });
 
 describe('expiry', () => {
-  let short: TestServer;
-  beforeAll(async () => {
-    short = await startTestServer({ config: { sessionLifetimeSec: 1, accessTokenLifetimeSec: 1 } });
-  });
-  afterAll(async () => {
-    await short?.close();
-    await dropSchema(short?.schema);
-  });
+  const short = useTestServer({ config: { sessionLifetimeSec: 1, accessTokenLifetimeSec: 1 } });
 
   it('an expired access token is 401 with WWW-Authenticate', async () => {
     const t = await signIn(short.base);

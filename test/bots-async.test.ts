@@ -13,7 +13,7 @@ import {
   onPostgres,
   signIn,
   startTestServer,
-  type TestServer,
+  useTestServer,
 } from './helpers/server.js';
 import { createBot, createOtherProject } from './bots-helpers.js';
 import { addUser } from './helpers/projects.js';
@@ -29,15 +29,10 @@ async function poll(base: string, url: string, token: string, maxMs = 15_000) {
 }
 
 describe('respond-async', () => {
-  let server: TestServer;
+  const server = useTestServer({ signIn: true });
   let token: string;
   beforeAll(async () => {
-    server = await startTestServer();
-    token = (await signIn(server.base)).access_token;
-  });
-  afterAll(async () => {
-    await server?.close();
-    await dropSchema(server?.schema);
+    token = server.token;
   });
 
   it('answers 202 with Content-Location; the job reports 202 while running, then the bot response', async () => {
@@ -134,15 +129,10 @@ describe('respond-async', () => {
 });
 
 describe('jobs: fair share, sessions, attempts', () => {
-  let server: TestServer;
+  const server = useTestServer({ signIn: true });
   let token: string;
   beforeAll(async () => {
-    server = await startTestServer();
-    token = (await signIn(server.base)).access_token;
-  });
-  afterAll(async () => {
-    await server?.close();
-    await dropSchema(server?.schema);
+    token = server.token;
   });
 
   const enqueue = async (tok: string, id: string, body = '') => {

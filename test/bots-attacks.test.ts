@@ -1,23 +1,17 @@
 // Hostile bots over HTTP: runaway loops, memory bombs, escapes through host-provided values, huge output,
 // cross-project secrets and globals, and fetch to loopback. Each must end in a clean, distinct response and leave
 // the server serving.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropSchema, signIn, startTestServer, type TestServer } from './helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestServer } from './helpers/server.js';
 import { createBot, createOtherProject, execute, gql } from './bots-helpers.js';
 
-let server: TestServer;
+const server = useTestServer({ signIn: true });
 let token: string;
 let otherToken: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  token = (await signIn(server.base)).access_token;
+  token = server.token;
   otherToken = await createOtherProject(server);
-});
-
-afterAll(async () => {
-  await server?.close();
-  await dropSchema(server?.schema);
 });
 
 async function healthy(): Promise<void> {

@@ -1,22 +1,16 @@
 // @medplum/core's MedplumClient.executeBot against this server, unmodified.
 import WebSocket from 'ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropSchema, signIn, startTestServer, type TestServer } from './helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestServer } from './helpers/server.js';
 import { createBot } from './bots-helpers.js';
 
-let server: TestServer;
+const server = useTestServer({ signIn: true });
 let token: string;
 
 beforeAll(async () => {
   // @medplum/core reads a global WebSocket when it loads; Node 20 has none.
   (globalThis as { WebSocket?: unknown }).WebSocket ??= WebSocket;
-  server = await startTestServer();
-  token = (await signIn(server.base)).access_token;
-});
-
-afterAll(async () => {
-  await server?.close();
-  await dropSchema(server?.schema);
+  token = server.token;
 });
 
 describe('MedplumClient.executeBot', () => {

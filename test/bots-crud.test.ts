@@ -1,22 +1,16 @@
 // Bot storage over REST: CRUD, search by identifier, identifier uniqueness per project, $deploy, compile errors.
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, dropSchema, signIn, startTestServer, type TestServer } from './helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call, useTestServer } from './helpers/server.js';
 import { createOtherProject } from './bots-helpers.js';
 
-let server: TestServer;
+const server = useTestServer({ signIn: true });
 let token: string;
 let otherToken: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  token = (await signIn(server.base)).access_token;
+  token = server.token;
   otherToken = await createOtherProject(server);
-});
-
-afterAll(async () => {
-  await server?.close();
-  await dropSchema(server?.schema);
 });
 
 const sys = 'https://example.com/bots';

@@ -1,11 +1,11 @@
 // Executing bots over REST and GraphQL: content types, lookups, errors, response kinds, event fields, secrets,
 // the medplum client, error statuses and execution records. Real HTTP, real sandbox.
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, dropSchema, signIn, startTestServer, type TestServer } from './helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call, signIn, useTestServer } from './helpers/server.js';
 import { createBot, createOtherProject, execute, gql } from './bots-helpers.js';
 
-let server: TestServer;
+const server = useTestServer({ signIn: true });
 let token: string;
 let otherToken: string;
 let echo: string;
@@ -17,17 +17,11 @@ const ECHO = `export async function handler(medplum, event) {
 const HL7 = 'MSH|^~\\&|SEND|FAC|RECV|FAC|202401011200||ADT^A01|MSG0001|P|2.5\rPID|1||12345^^^MRN||Doe^John\r';
 
 beforeAll(async () => {
-  server = await startTestServer();
-  token = (await signIn(server.base)).access_token;
+  token = server.token;
   otherToken = await createOtherProject(server);
   echo = await createBot(server, token, ECHO, {
     identifier: [{ system: 'https://example.com/bots', value: 'echo' }],
   });
-});
-
-afterAll(async () => {
-  await server?.close();
-  await dropSchema(server?.schema);
 });
 
 describe('input by content type', () => {

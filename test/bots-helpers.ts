@@ -2,15 +2,18 @@
 import { createProject } from './helpers/projects.js';
 import { call, signIn, type TestServer } from './helpers/server.js';
 
+/** The part of a test server these helpers use (a TestServer, or useTestServer's handle). */
+type ServerBase = Pick<TestServer, 'base'>;
+
 /** Creates another project with an admin user (GraphQL createProject) and returns that user's access token. */
-export async function createOtherProject(server: TestServer): Promise<string> {
+export async function createOtherProject(server: ServerBase): Promise<string> {
   const serverAdmin = (await signIn(server.base)).access_token;
   return (await createProject(server.base, serverAdmin)).token;
 }
 
 /** Creates a bot with code and returns its id. */
 export async function createBot(
-  server: TestServer,
+  server: ServerBase,
   token: string,
   code: string,
   extra: Record<string, unknown> = {},
@@ -25,7 +28,7 @@ export async function createBot(
 
 /** POSTs a body to a bot's $execute with a content type. */
 export function execute(
-  server: TestServer,
+  server: ServerBase,
   token: string,
   id: string,
   body: string,
@@ -41,7 +44,7 @@ export function execute(
 
 /** Runs a GraphQL operation. */
 export function gql(
-  server: TestServer,
+  server: ServerBase,
   token: string,
   query: string,
   variables: Record<string, unknown> = {},

@@ -2,7 +2,7 @@
 // address, per address and per account (429 + Retry-After), with no lockout outlasting its window; passwords are
 // hashed with scrypt N=2^17 by default and older hashes are upgraded at the next sign-in.
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { PasswordHasher } from '../src/auth/passwords.js';
 import {
@@ -14,24 +14,14 @@ import {
   dropSchema,
   signIn,
   startTestServer,
-  type TestServer,
+  useTestServer,
 } from './helpers/server.js';
 import { addUser } from './helpers/projects.js';
 
-let s: TestServer;
 const WINDOW_SEC = 3;
 // Small limits so the test runs in seconds; the defaults are asserted below.
 const limits = { perSubjectAndAddress: 3, perAddress: 8, perSubject: 6, windowSec: WINDOW_SEC };
-
-beforeAll(async () => {
-  s = await startTestServer({
-    config: { trustProxy: true, loginThrottle: limits, clientAuthThrottle: limits },
-  });
-});
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
-});
+const s = useTestServer({ config: { trustProxy: true, loginThrottle: limits, clientAuthThrottle: limits } });
 
 function login(email: string, password: string, from: string) {
   const verifier = crypto.randomBytes(32).toString('base64url');

@@ -2,7 +2,7 @@
 // too, strict about booleans, frozen, and refuses the documented default secrets under NODE_ENV=production.
 // Before: BOT_JOB_RUNNER=flase meant false, an override `baseUrl: 'http://x/api'` stayed without its slash (so
 // links read `http://x/apifhir/R4`), the config could be changed after start, and production took the defaults.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ConfigError,
   DEFAULT_ADMIN_PASSWORD,
@@ -11,7 +11,7 @@ import {
   loadConfig,
 } from '../src/config.js';
 import { startServerProcess } from './helpers/processes.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { useTestServer } from './helpers/server.js';
 
 describe('loadConfig(env)', () => {
   it('reads only the environment it is given', () => {
@@ -81,12 +81,8 @@ describe('loadConfig(env)', () => {
 });
 
 describe('a server started on port 0', () => {
-  let server: TestServer;
+  const server = useTestServer();
   // In a hook (its timeout is 120 s): starting a server takes 20-30 s on a loaded machine.
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(async () => server?.close());
 
   it('names its real port in BASE_URL and in FHIR links (the frozen config is loaded after binding)', async () => {
     const port = new URL(server.base).port;

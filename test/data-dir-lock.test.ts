@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startServerProcess, type ServerProcess } from './helpers/processes.js';
+import { entryArgs, startServerProcess, type ServerProcess } from './helpers/processes.js';
 import { call, signIn } from './helpers/server.js';
 
 const run = promisify(execFile);
@@ -37,15 +37,10 @@ async function importCli(): Promise<{ code: number; out: string }> {
     }),
   );
   try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      [
-        path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'),
-        path.join(ROOT, 'src/terminology/import-cli.ts'),
-        file,
-      ],
-      { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: '' } },
-    );
+    const { stdout, stderr } = await run(process.execPath, [...entryArgs('terminology/import-cli'), file], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: '' },
+    });
     return { code: 0, out: stdout + stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };

@@ -1,16 +1,9 @@
 // Migrations: applied at start on PGlite and PostgreSQL, once each, and the statement splitter they rely on.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listMigrations, runMigrations, splitStatements } from '../src/db/migrate.js';
-import { dropSchema, startTestServer, type TestServer } from './helpers/server.js';
+import { useTestServer } from './helpers/server.js';
 
-let s: TestServer;
-beforeAll(async () => {
-  s = await startTestServer();
-});
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
-});
+const s = useTestServer();
 
 describe('migrations', () => {
   it('are all recorded after start', async () => {

@@ -1,24 +1,10 @@
 // A NUL byte (%00) in a form-encoded /oauth2 body (token, introspect, revoke) or a form posted to /auth/login:
 // PostgreSQL text cannot hold NUL, so a value that reached a query answered 500. Each is the client's mistake:
 // 400 invalid_request (OAuth2 error JSON) naming the NUL, and nothing is stored.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CLIENT_ID,
-  CLIENT_SECRET,
-  dropSchema,
-  signIn,
-  startTestServer,
-  type TestServer,
-} from './helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { CLIENT_ID, CLIENT_SECRET, signIn, useTestServer } from './helpers/server.js';
 
-let s: TestServer;
-beforeAll(async () => {
-  s = await startTestServer();
-});
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
-});
+const s = useTestServer();
 
 async function postForm(path: string, body: string, headers: Record<string, string> = {}) {
   const r = await fetch(`${s.base}${path}`, {

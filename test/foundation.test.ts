@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import express from 'express';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createHttpServer } from '../src/rest/http-server.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import {
@@ -16,19 +16,14 @@ import {
   onPostgres,
   signIn,
   startTestServer,
-  type TestServer,
+  useTestServer,
 } from './helpers/server.js';
 
-let s: TestServer;
+const s = useTestServer({ config: { bodyLimit: '2kb' }, signIn: true });
 let token: string;
 
 beforeAll(async () => {
-  s = await startTestServer({ config: { bodyLimit: '2kb' } });
-  token = (await signIn(s.base)).access_token;
-});
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
+  token = s.token;
 });
 
 describe('operations endpoints', () => {

@@ -1,24 +1,10 @@
 // The public /graphql schema holds no OAuth2 protocol internals: `token`, `introspect` and `revokeToken` were
 // public fields (and the GraphQL `token` answered tokens without Cache-Control: no-store, RFC 6749 5.1). They are
 // internal now: REST /oauth2/token, /oauth2/introspect and /oauth2/revoke run them; /graphql does not know them.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CLIENT_ID,
-  CLIENT_SECRET,
-  dropSchema,
-  signIn,
-  startTestServer,
-  type TestServer,
-} from './helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { CLIENT_ID, CLIENT_SECRET, signIn, useTestServer } from './helpers/server.js';
 
-let s: TestServer;
-beforeAll(async () => {
-  s = await startTestServer();
-});
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
-});
+const s = useTestServer();
 
 async function gql(query: string, token?: string) {
   const r = await fetch(`${s.base}graphql`, {

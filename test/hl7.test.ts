@@ -6,7 +6,7 @@ import {
   formatHl7DateTime as mpFormatHl7DateTime,
   parseHl7DateTime as mpParseHl7DateTime,
 } from '@medplum/core';
-import ivm from 'isolated-vm';
+import ivm from '../src/bots/sandbox/isolated-vm.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HL7_ISOLATE_GLOBALS, hl7IsolateSource, hl7IsolateSourceSync } from '../src/bots/hl7/bundle.js';
 import { checkHl7Message } from '../src/bots/hl7/check.js';

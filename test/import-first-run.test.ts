@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { entryArgs } from './helpers/processes.js';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -83,15 +84,10 @@ describe('import CLI on a database the server never started on', () => {
         : { DATA_DIR: dataDir }),
     };
     // execFile: stderr is a pipe, not a terminal (as in CI logs).
-    const { stdout, stderr } = await run(
-      process.execPath,
-      [
-        path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'),
-        path.join(ROOT, 'src/terminology/import-cli.ts'),
-        file,
-      ],
-      { cwd: ROOT, env },
-    );
+    const { stdout, stderr } = await run(process.execPath, [...entryArgs('terminology/import-cli'), file], {
+      cwd: ROOT,
+      env,
+    });
     expect(stdout).toMatch(/created CodeSystem\/\S+ http:\/\/example\.org\/cs\/first-run \(5000 concepts\)/);
     expect(stdout).toMatch(/created ValueSet\/\S+ http:\/\/example\.org\/vs\/first-run/);
     expect(stdout).toMatch(/imported 2 resource\(s\), 5000 concept\(s\) into project [0-9a-f-]{36}/);

@@ -9,15 +9,12 @@ import {
   CLIENT_ID,
   CLIENT_SECRET,
   call,
-  dropSchema,
-  startTestServer,
-  type TestServer,
+  useTestServer,
 } from './helpers/server.js';
 
-let s: TestServer;
+const s = useTestServer();
 
 beforeAll(async () => {
-  s = await startTestServer();
   // The client's expected warning on Node (its S256 path needs window.btoa; it falls back to 'plain', which these
   // tests are about) printed a ReferenceError stack per sign-in. Only that warning is dropped; others still print.
   const warn = console.warn.bind(console);
@@ -28,8 +25,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   vi.restoreAllMocks();
-  await s?.close();
-  await dropSchema(s?.schema);
 });
 
 function client(base: string, extra: Record<string, unknown> = {}): MedplumClient {
@@ -159,14 +154,7 @@ describe('MedplumClient', () => {
 });
 
 describe('MedplumClient with short-lived access tokens', () => {
-  let short: TestServer;
-  beforeAll(async () => {
-    short = await startTestServer({ config: { accessTokenLifetimeSec: 1 } });
-  });
-  afterAll(async () => {
-    await short?.close();
-    await dropSchema(short?.schema);
-  });
+  const short = useTestServer({ config: { accessTokenLifetimeSec: 1 } });
 
   it('refreshes transparently when the access token has expired', async () => {
     const medplum = client(short.base, { refreshGracePeriod: 0 });

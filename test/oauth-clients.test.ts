@@ -1,7 +1,7 @@
 // Client binding on the token endpoint (RFC 6749 3.2.1 and 4.1.3) and PKCE (RFC 7636 4.1, RFC 9700 2.1.1):
 // a named client authenticates, client_id is never free text copied into tokens, PKCE is required and well formed.
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -10,19 +10,11 @@ import {
   call,
   dropSchema,
   startTestServer,
-  type TestServer,
+  useTestServer,
 } from './helpers/server.js';
 import { createProject } from './helpers/projects.js';
 
-let s: TestServer;
-
-beforeAll(async () => {
-  s = await startTestServer();
-});
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
-});
+const s = useTestServer();
 
 function pkce() {
   const verifier = crypto.randomBytes(32).toString('base64url');

@@ -1,18 +1,10 @@
 // OAuth2 discovery over real HTTP: the OpenID configuration names live endpoints, and tokens verify against the
 // published JWKS (so a resource server can check them without calling us).
 import { createLocalJWKSet, jwtVerify } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, dropSchema, signIn, startTestServer, type TestServer } from './helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { call, signIn, useTestServer } from './helpers/server.js';
 
-let s: TestServer;
-
-beforeAll(async () => {
-  s = await startTestServer();
-});
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
-});
+const s = useTestServer();
 
 describe('discovery', () => {
   it('openid-configuration lists the endpoints this server serves', async () => {

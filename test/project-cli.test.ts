@@ -5,8 +5,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { entryArgs } from './helpers/processes.js';
 import { call, dropSchema, newSchemaName, onPostgres, signIn, startTestServer } from './helpers/server.js';
 
+const ROOT = path.resolve(import.meta.dirname, '..');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'project-cli-'));
 const schema = onPostgres ? newSchemaName() : undefined;
 
@@ -18,7 +20,7 @@ function runCli(args: string[], opts: { stdin?: string; env?: Record<string, str
     Object.assign(env, { DATABASE_URL: process.env.TEST_DATABASE_URL, DATABASE_SCHEMA: schema });
   else delete env.DATABASE_URL;
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/auth/project-cli.ts', ...args], { env });
+    const child = spawn(process.execPath, [...entryArgs('auth/project-cli'), ...args], { cwd: ROOT, env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

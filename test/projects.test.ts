@@ -1,10 +1,10 @@
 // Projects through the API: a server administrator (the first start's admin) creates a project with its first
 // admin; nobody else can; bad input is a 400 naming the field.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, dropSchema, signIn, startTestServer, type TestServer } from './helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call, useTestServer } from './helpers/server.js';
 import { addUser, createProject } from './helpers/projects.js';
 
-let server: TestServer;
+const server = useTestServer({ signIn: true });
 let serverAdmin: string;
 
 const CREATE = `mutation($name: String!, $email: String!, $password: String!) {
@@ -20,13 +20,7 @@ function gql(token: string, query: string, variables: Record<string, unknown> = 
 }
 
 beforeAll(async () => {
-  server = await startTestServer();
-  serverAdmin = (await signIn(server.base)).access_token;
-});
-
-afterAll(async () => {
-  await server?.close();
-  await dropSchema(server?.schema);
+  serverAdmin = server.token;
 });
 
 describe('createProject', () => {

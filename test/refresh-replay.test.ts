@@ -1,25 +1,9 @@
 // Refresh-token replay (RFC 9700 4.14.2, OAuth 2.1 4.3.1): presenting a rotated-away refresh token is taken as
 // theft, so the whole session ends: its current access token and its current refresh token stop working.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ADMIN_EMAIL,
-  ADMIN_PASSWORD,
-  call,
-  dropSchema,
-  signIn,
-  startTestServer,
-  type TestServer,
-} from './helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, call, signIn, useTestServer } from './helpers/server.js';
 
-let s: TestServer;
-
-beforeAll(async () => {
-  s = await startTestServer();
-});
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
-});
+const s = useTestServer();
 
 function refresh(refreshToken: string) {
   return call(s.base, 'POST', 'oauth2/token', {

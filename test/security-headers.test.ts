@@ -1,24 +1,12 @@
 // Security headers on every route (helmet's defaults), not only on /graphql: FHIR REST, /auth, /oauth2, /healthz,
 // errors and unknown paths. /graphql keeps its own (GraphiQL's page policy allows its own scripts and workers).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CLIENT_ID,
-  CLIENT_SECRET,
-  dropSchema,
-  signIn,
-  startTestServer,
-  type TestServer,
-} from './helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CLIENT_ID, CLIENT_SECRET, useTestServer } from './helpers/server.js';
 
-let s: TestServer;
+const s = useTestServer({ signIn: true });
 let token: string;
 beforeAll(async () => {
-  s = await startTestServer();
-  token = (await signIn(s.base)).access_token;
-});
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
+  token = s.token;
 });
 
 function expectSecurityHeaders(r: Response, what: string) {

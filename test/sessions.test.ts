@@ -1,23 +1,21 @@
 // Sessions over real HTTP: listing (/auth/me), revoking (/auth/revoke, logout, revokeOtherSessions, RFC 7009),
 // introspection (RFC 7662), the audit trail, and revocation under concurrent load on one instance.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
   CLIENT_ID,
   CLIENT_SECRET,
   call,
-  dropSchema,
   signIn,
-  startTestServer,
-  type TestServer,
+  useTestServer,
 } from './helpers/server.js';
 
 const CHROME =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 const FIREFOX = 'Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0';
 
-let s: TestServer;
+const s = useTestServer({ signIn: true });
 let adminToken: string;
 const MEMBER = { email: 'sessions-member@example.com', password: 'member-password-1' };
 const OTHER = { email: 'sessions-other@example.com', password: 'other-password-1' };
@@ -59,8 +57,7 @@ function revoke(token: string, body: unknown) {
 }
 
 beforeAll(async () => {
-  s = await startTestServer();
-  adminToken = (await signIn(s.base)).access_token;
+  adminToken = s.token;
   for (const u of [MEMBER, OTHER]) {
     const r = await gql(
       adminToken,
@@ -69,10 +66,6 @@ beforeAll(async () => {
     );
     expect(r.body.errors).toBeUndefined();
   }
-});
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
 });
 
 describe('the two-sessions scenario', () => {

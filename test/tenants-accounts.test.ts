@@ -1,11 +1,11 @@
 // Accounts between two projects (issue 12 item 2): an admin of one project can neither take over nor enumerate
 // another tenant's accounts through createUser; an existing account joins a project only by accepting an invitation.
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, dropSchema, signIn, startTestServer, type TestServer } from './helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call, signIn, useTestServer } from './helpers/server.js';
 import { addUser, createProject, type Account } from './helpers/projects.js';
 
-let s: TestServer;
+const s = useTestServer({ signIn: true });
 let a: Account;
 let b: Account;
 
@@ -41,14 +41,8 @@ function loginTo(email: string, password: string, projectId?: string) {
 const email = (p: string) => `${p}-${crypto.randomBytes(4).toString('hex')}@victim.example`;
 
 beforeAll(async () => {
-  s = await startTestServer();
-  const serverAdmin = (await signIn(s.base)).access_token;
-  a = await createProject(s.base, serverAdmin, 'Tenant A');
-  b = await createProject(s.base, serverAdmin, 'Tenant B');
-});
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
+  a = await createProject(s.base, s.token, 'Tenant A');
+  b = await createProject(s.base, s.token, 'Tenant B');
 });
 
 describe('createUser with an address that already has an account', () => {
@@ -178,7 +172,10 @@ describe('createUser with an address that already has an account', () => {
 });
 
 describe('createUser and inviteUser budgets; invitation expiry', () => {
-  let t: TestServer;
+  const t = useTestServer({
+    config: { accountInviteLimit: { perAdmin: 3, perProject: 4, windowSec: 60 }, invitationTtlSec: 2 },
+    signIn: true,
+  });
   let x: Account;
 
   function gqlT(token: string, query: string, variables: Record<string, unknown> = {}) {
@@ -190,14 +187,7 @@ describe('createUser and inviteUser budgets; invitation expiry', () => {
   }
 
   beforeAll(async () => {
-    t = await startTestServer({
-      config: { accountInviteLimit: { perAdmin: 3, perProject: 4, windowSec: 60 }, invitationTtlSec: 2 },
-    });
-    x = await createProject(t.base, (await signIn(t.base)).access_token, 'Tenant X');
-  });
-  afterAll(async () => {
-    await t?.close();
-    await dropSchema(t?.schema);
+    x = await createProject(t.base, t.token, 'Tenant X');
   });
 
   it('an admin gets 429 with Retry-After past its share; a second admin of the project past the project share', async () => {

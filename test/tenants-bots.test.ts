@@ -1,17 +1,16 @@
 // Who may do what with bots, with an admin and a member of one project (issue 12 items 3 and 7): only admins
 // write bot code; a bot always acts as its caller; a warm isolate never lets one execution act as another.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { addUser, createProject, type Account } from './helpers/projects.js';
-import { call, dropSchema, signIn, startTestServer, type TestServer } from './helpers/server.js';
+import { call, useTestServer } from './helpers/server.js';
 import { createBot, execute, gql } from './bots-helpers.js';
 
-let server: TestServer;
+const server = useTestServer({ signIn: true });
 let admin: string;
 let member: Account;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  admin = (await signIn(server.base)).access_token;
+  admin = server.token;
   member = await addUser(server.base, admin);
   const set = await gql(
     server,
@@ -19,11 +18,6 @@ beforeAll(async () => {
     'mutation { setProjectSecret(name: "API_KEY", value: "s3cret-value") }',
   );
   expect(set.body.data.setProjectSecret).toBe(true);
-});
-
-afterAll(async () => {
-  await server?.close();
-  await dropSchema(server?.schema);
 });
 
 const leakCode = 'export async function handler(medplum, event) { return event.secrets; }';
@@ -202,22 +196,18 @@ describe('bots share the server fairly', () => {
 });
 
 describe('eviction never disposes an isolate in use', () => {
-  let busy: TestServer;
+  const busy = useTestServer({
+    config: {
+      botProjectMaxConcurrent: 64,
+      botMaxConcurrent: 64,
+      botProjectMemoryMb: 4096,
+      botMemoryBudgetMb: 4096,
+    },
+    signIn: true,
+  });
   let token: string;
   beforeAll(async () => {
-    busy = await startTestServer({
-      config: {
-        botProjectMaxConcurrent: 64,
-        botMaxConcurrent: 64,
-        botProjectMemoryMb: 4096,
-        botMemoryBudgetMb: 4096,
-      },
-    });
-    token = (await signIn(busy.base)).access_token;
-  });
-  afterAll(async () => {
-    await busy?.close();
-    await dropSchema(busy?.schema);
+    token = busy.token;
   });
 
   it('33 different bots busy at once (more than the 32 warm isolates kept): every one answers 200', async () => {

@@ -1,10 +1,10 @@
 // Two projects on one server: one project's terminology never shows in, or changes, another project's $expand
 // (issue 12 item 1: the expansion caches were keyed by the value set alone, not by who asks).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createProject, type Account } from './helpers/projects.js';
-import { call, dropSchema, signIn, startTestServer, type TestServer } from './helpers/server.js';
+import { call, useTestServer } from './helpers/server.js';
 
-let s: TestServer;
+const s = useTestServer({ config: { loadCoreTerminology: true }, signIn: true });
 let adminA: string;
 let b: Account;
 
@@ -35,8 +35,7 @@ const flat = (list: Entry[] | undefined): string[] =>
 const codes = (body: { expansion?: { contains?: Entry[] } }) => flat(body.expansion?.contains).sort();
 
 beforeAll(async () => {
-  s = await startTestServer({ config: { loadCoreTerminology: true } });
-  adminA = (await signIn(s.base)).access_token;
+  adminA = s.token;
   b = await createProject(s.base, adminA, 'Tenant B');
   await post(adminA, 'CodeSystem', {
     resourceType: 'CodeSystem',
@@ -49,11 +48,6 @@ beforeAll(async () => {
     ],
   });
 }, 120_000);
-
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
-});
 
 describe('$expand caches are per project', () => {
   it("(a) B posting A's inline ValueSet gets 422 (unknown code system), before and after A's expansion", async () => {

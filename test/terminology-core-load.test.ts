@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { entryArgs } from './helpers/processes.js';
 import {
   call,
   dropSchema,
@@ -41,12 +42,7 @@ async function importRun(file: string): Promise<{ stdout: string; stderr: string
   try {
     const { stdout, stderr } = await run(
       process.execPath,
-      [
-        path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'),
-        path.join(ROOT, 'src/terminology/import-cli.ts'),
-        file,
-        '--shared',
-      ],
+      [...entryArgs('terminology/import-cli'), file, '--shared'],
       { cwd: ROOT, env },
     );
     return { stdout, stderr, code: 0 };

@@ -1,10 +1,10 @@
 // CodeSystem and ValueSet over FHIR REST: create/read/update/delete/search, nested concepts round-trip,
 // validation errors, project isolation, shared core rows read-only, a 100,000-concept CodeSystem POSTed inline.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, dropSchema, signIn, startTestServer, type TestServer } from './helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call, useTestServer } from './helpers/server.js';
 import { createProject } from './helpers/projects.js';
 
-let server: TestServer;
+const server = useTestServer({ signIn: true });
 let token: string;
 let otherToken: string;
 
@@ -36,14 +36,8 @@ const hierarchical = {
 };
 
 beforeAll(async () => {
-  server = await startTestServer();
-  token = (await signIn(server.base)).access_token;
+  token = server.token;
   otherToken = (await createProject(server.base, token, 'Other Project')).token;
-});
-
-afterAll(async () => {
-  await server?.close();
-  await dropSchema(server?.schema);
 });
 
 describe('CodeSystem CRUD', () => {

@@ -14,6 +14,7 @@ import {
   signIn,
   startTestServer,
   type TestServer,
+  useTestServer,
 } from './helpers/server.js';
 
 const FIXTURES = path.join(import.meta.dirname, 'fixtures', 'terminology');
@@ -28,7 +29,7 @@ const HIER = 'http://example.org/fhir/CodeSystem/example-hierarchical';
 const HIER_VS = 'http://example.org/vs/hierarchical';
 const VERSIONED_VS = 'http://example.org/vs/versioned';
 
-let s: TestServer;
+const s = useTestServer({ config: { expandMaxUnpaged: 50 }, signIn: true });
 let token: string;
 let hierCsId: string;
 let hierVsId: string;
@@ -55,8 +56,7 @@ function codes(body: { expansion: { contains?: Entry[] } }): string[] {
 }
 
 beforeAll(async () => {
-  s = await startTestServer({ config: { expandMaxUnpaged: 50 } });
-  token = (await signIn(s.base)).access_token;
+  token = s.token;
   hierCsId = await post('CodeSystem', fixture('CodeSystem-example-hierarchical.json'));
   await post('CodeSystem', fixture('CodeSystem-loinc-fragment.json'));
   await post('CodeSystem', fixture('CodeSystem-versioned-1.0.0.json'));
@@ -94,11 +94,6 @@ beforeAll(async () => {
     status: 'active',
     compose: { include: [{ system: 'http://example.org/cs/many' }] },
   });
-});
-
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
 });
 
 describe('$expand by url', () => {

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { entryArgs } from './helpers/processes.js';
 import {
   call,
   dropSchema,
@@ -44,15 +45,11 @@ async function importCli(...args: string[]): Promise<string> {
     const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
     if (onPostgres)
       Object.assign(env, { DATABASE_URL: process.env.TEST_DATABASE_URL, DATABASE_SCHEMA: schema });
-    const { stdout } = await run(
-      process.execPath,
-      [
-        path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'),
-        path.join(ROOT, 'src/terminology/import-cli.ts'),
-        ...args,
-      ],
-      { cwd: ROOT, env, maxBuffer: 16 * 1024 * 1024 },
-    );
+    const { stdout } = await run(process.execPath, [...entryArgs('terminology/import-cli'), ...args], {
+      cwd: ROOT,
+      env,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     return stdout;
   } finally {
     if (restart) {

@@ -3,8 +3,8 @@
 // contains.version only when several versions of a system contribute, the echoes the IG expects (no
 // valueSetVersion, system-version only when it chose a version, offset only when asked, no publisher/description),
 // Accept-Language, wildcard versions, check-system-version and error bodies with tx-issue-type codings.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, dropSchema, signIn, startTestServer, type TestServer } from './helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call, useTestServer } from './helpers/server.js';
 
 const CS = 'http://example.org/tx/CodeSystem/colours';
 const VS = 'http://example.org/tx/ValueSet/colours';
@@ -31,7 +31,7 @@ const allColours = {
   compose: { include: [{ system: CS }] },
 };
 
-let s: TestServer;
+const s = useTestServer({ signIn: true });
 let token: string;
 
 function expand(parameter: unknown[], headers?: Record<string, string>) {
@@ -45,13 +45,7 @@ const uuid = { name: 'uuid', valueUuid: 'urn:uuid:8acdbfdc-e9d2-11ed-a05b-0242ac
 const tx = (resource: unknown) => ({ name: 'tx-resource', resource });
 
 beforeAll(async () => {
-  s = await startTestServer();
-  token = (await signIn(s.base)).access_token;
-});
-
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
+  token = s.token;
 });
 
 describe('$expand with the parameters the HL7 test runner sends', () => {

@@ -1,16 +1,8 @@
 // The event-loop watchdog: a stall is visible in /healthz (p50/p99/max of the event-loop delay).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { useTestServer } from './helpers/server.js';
 
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 describe('event-loop watchdog', () => {
   it('reports a 300 ms stall of the event loop in /healthz', async () => {

@@ -3,47 +3,22 @@
 // signed-in user's email, and no request leaves loopback. Screenshots go to output/screenshots/ (git-ignored).
 // Without /usr/bin/chromium the file is skipped (a fresh developer machine); CI installs Chromium and sets
 // REQUIRE_BROWSER=1, which turns a missing browser into a failure.
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser } from 'playwright-core';
-import { offLoopback } from '../helpers/browser.js';
-import {
-  ADMIN_EMAIL,
-  ADMIN_PASSWORD,
-  dropSchema,
-  startTestServer,
-  type TestServer,
-} from '../helpers/server.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveBrowser = fs.existsSync(CHROMIUM);
-if (!haveBrowser && process.env.REQUIRE_BROWSER === '1') {
-  throw new Error(`REQUIRE_BROWSER=1 but no Chromium at ${CHROMIUM} (apt-get install chromium)`);
-}
-const SHOTS = path.resolve(import.meta.dirname, '../../output/screenshots');
-
-let server: TestServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!haveBrowser) return;
-  server = await startTestServer();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
-  fs.mkdirSync(SHOTS, { recursive: true });
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  await dropSchema(server?.schema);
-});
+import type { Browser } from 'playwright-core';
+import { haveBrowser, launchChromium, offLoopback, SCREENSHOTS } from '../helpers/browser.js';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, useTestServer } from '../helpers/server.js';
 
 describe.skipIf(!haveBrowser)('GraphiQL in Chromium', () => {
+  const server = useTestServer();
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
   it('renders offline, signs in with PKCE, and a query returns the signed-in email; nothing leaves loopback', async () => {
     const page = await browser.newPage();
     const requested: string[] = [];
@@ -57,7 +32,7 @@ describe.skipIf(!haveBrowser)('GraphiQL in Chromium', () => {
     // GraphiQL's editor and run button render (the CDN page showed only "Loading __TITLE__...").
     await page.waitForSelector('.graphiql-container', { timeout: 60_000 });
     await page.waitForSelector('.graphiql-execute-button', { timeout: 60_000 });
-    await page.screenshot({ path: path.join(SHOTS, 'graphiql-loaded.png') });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'graphiql-loaded.png') });
 
     await page.fill('#signin-email', ADMIN_EMAIL);
     await page.fill('#signin-password', ADMIN_PASSWORD);
@@ -88,7 +63,7 @@ describe.skipIf(!haveBrowser)('GraphiQL in Chromium', () => {
       ADMIN_EMAIL,
       { timeout: 30_000 },
     );
-    await page.screenshot({ path: path.join(SHOTS, 'graphiql-me.png') });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'graphiql-me.png') });
 
     expect(offLoopback(requested)).toEqual([]);
     expect(errors).toEqual([]);

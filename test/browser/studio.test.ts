@@ -7,17 +7,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser } from 'playwright-core';
-import { offLoopback } from '../helpers/browser.js';
+import type { Browser } from 'playwright-core';
+import { haveBrowser, launchChromium, offLoopback, SCREENSHOTS } from '../helpers/browser.js';
+import { entryArgs } from '../helpers/processes.js';
 import { ADMIN_EMAIL, dropSchema, onPostgres, startTestServer } from '../helpers/server.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveBrowser = fs.existsSync(CHROMIUM);
-if (!haveBrowser && process.env.REQUIRE_BROWSER === '1') {
-  throw new Error(`REQUIRE_BROWSER=1 but no Chromium at ${CHROMIUM} (apt-get install chromium)`);
-}
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const SHOTS = path.join(ROOT, 'output/screenshots');
 
 let browser: Browser;
 let studio: ChildProcess | undefined;
@@ -25,9 +20,9 @@ let studioUrl = '';
 let schema: string | undefined;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'studio-test-'));
 
-/** Starts `tsx src/db/studio-cli.ts` (what `npm run studio` runs) and resolves with the URL it prints. */
+/** Starts the Studio CLI (what `npm run studio` runs) and resolves with the URL it prints. */
 function startStudio(env: NodeJS.ProcessEnv): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/db/studio-cli.ts'], { cwd: ROOT, env });
+  const child = spawn(process.execPath, entryArgs('db/studio-cli'), { cwd: ROOT, env });
   studio = child;
   let output = '';
   return new Promise((resolve, reject) => {
@@ -58,12 +53,7 @@ beforeAll(async () => {
       : { DATA_DIR: dataDir }),
   };
   studioUrl = await startStudio(env);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
-  fs.mkdirSync(SHOTS, { recursive: true });
+  browser = await launchChromium();
 }, 240_000);
 
 afterAll(async () => {
@@ -94,7 +84,7 @@ describe.skipIf(!haveBrowser)('Prisma Studio in Chromium (npm run studio)', () =
     await page.getByText('ProjectMembership', { exact: true }).first().waitFor({ timeout: 60_000 });
     await page.getByText(ADMIN_EMAIL).first().waitFor({ timeout: 60_000 });
     await page.screenshot({
-      path: path.join(SHOTS, onPostgres ? 'studio-users-pg.png' : 'studio-users.png'),
+      path: path.join(SCREENSHOTS, onPostgres ? 'studio-users-pg.png' : 'studio-users.png'),
     });
 
     expect(offLoopback(requested)).toEqual([]);

@@ -39,11 +39,17 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Node arguments that start the server: the build when fresh, else the sources through tsx. */
-export function serverEntryArgs(): string[] {
+/** Node arguments that run a program of src/ (`main`, `terminology/import-cli`, ...) as npm scripts do, from the
+ * repository root: the build when fresh, else the sources through tsx (slower to start: it compiles each file). */
+export function entryArgs(entry: string): string[] {
   return isBuildFresh()
-    ? ['--no-node-snapshot', 'dist/main.js']
-    : ['--no-node-snapshot', '--import', 'tsx', 'src/main.ts'];
+    ? ['--no-node-snapshot', `dist/${entry}.js`]
+    : ['--no-node-snapshot', '--import', 'tsx', `src/${entry}.ts`];
+}
+
+/** Node arguments that start the server (see entryArgs). */
+export function serverEntryArgs(): string[] {
+  return entryArgs('main');
 }
 
 /** Spawns the server (see serverEntryArgs) on a free port and waits until GET /healthz answers 200. Without

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 import { startServer, type RunningServer } from '../../src/server.js';
 import type { Config } from '../../src/config.js';
 
@@ -28,11 +29,19 @@ export function newSchemaName(): string {
   return `t_${crypto.randomBytes(6).toString('hex')}`;
 }
 
+/** What a test server is started with (see startTestServer). */
+export interface TestServerOptions {
+  /** Settings over the test defaults. */
+  config?: Partial<Config>;
+  /** A PostgreSQL schema another instance already uses (default: a fresh one). */
+  schema?: string;
+  /** Keep the embedded database on disk here (default: in memory). */
+  dataDir?: string;
+}
+
 /** Starts a server for tests. Pass `schema` to start a second instance on the same PostgreSQL schema, and
  * `dataDir` to keep the embedded database on disk (to restart on it, or to share it with the import CLI). */
-export async function startTestServer(
-  opts: { config?: Partial<Config>; schema?: string; dataDir?: string } = {},
-): Promise<TestServer> {
+export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const schema = onPostgres ? (opts.schema ?? newSchemaName()) : undefined;
   // On PostgreSQL the data folder holds only index files: a temporary one, unless the test gives its own.
   const tempDir =
@@ -64,6 +73,54 @@ export async function startTestServer(
     async close() {
       await running.close();
       if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The server of a test file or describe block (useTestServer): read its fields inside tests and later hooks. */
+export interface UsedTestServer extends Pick<TestServer, 'base' | 'url' | 'services' | 'server' | 'schema'> {
+  /** An access token of the first start's admin (with `signIn: true`). */
+  readonly token: string;
+}
+
+/** The set-up most test files share: starts a server in beforeAll (and signs its admin in with `signIn: true`);
+ * closes it and drops its PostgreSQL schema in afterAll. Call at the top of a file or of a describe block; hooks
+ * registered after it run after the server is up. */
+export function useTestServer(opts: TestServerOptions & { signIn?: boolean } = {}): UsedTestServer {
+  let running: TestServer | undefined;
+  let token: string | undefined;
+  beforeAll(async () => {
+    running = await startTestServer(opts);
+    if (opts.signIn) token = (await signIn(running.base)).access_token;
+  });
+  afterAll(async () => {
+    await running?.close();
+    await dropSchema(running?.schema);
+  });
+  const started = (): TestServer => {
+    if (!running)
+      throw new Error('useTestServer: the server starts in beforeAll; use it inside a test or hook');
+    return running;
+  };
+  return {
+    get base() {
+      return started().base;
+    },
+    get url() {
+      return started().url;
+    },
+    get services() {
+      return started().services;
+    },
+    get server() {
+      return started().server;
+    },
+    get schema() {
+      return started().schema;
+    },
+    get token() {
+      if (token === undefined) throw new Error('useTestServer: pass { signIn: true } for a token');
+      return token;
     },
   };
 }

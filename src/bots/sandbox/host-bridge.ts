@@ -2,7 +2,7 @@
 // isolated-vm callback or reference handed to the bot runtime once per context; every call names its execution by
 // id and is checked against the isolate's live executions (an ended execution's calls are refused), then run under
 // the execution's call budget and concurrency limit. Data crosses as strings (JSON) only.
-import ivm from 'isolated-vm';
+import ivm from './isolated-vm.js';
 import { performance } from 'node:perf_hooks';
 import { policyFetch, type BridgedFetchRequest } from './fetch-policy.js';
 import type { ExecState, Sleep } from './execution.js';

@@ -1,7 +1,7 @@
 // One isolate per bot (project, bot, code version, memory limit): the scripts compiled into it (preludes, the bot
 // runtime, the bot's module), its warm contexts (one execution at a time each) and its running executions; it is
 // disposed when it runs out of time or memory, and retired when replaced or evicted.
-import ivm from 'isolated-vm';
+import ivm from './isolated-vm.js';
 import { performance } from 'node:perf_hooks';
 import type { ExecState } from './execution.js';
 import { HostBridge } from './host-bridge.js';

@@ -2,7 +2,7 @@
 // memory limit changed), kept warm in LRU order up to maxIsolates, disposed when idle for idleTimeoutMs or to
 // make room in the budget, recycled when dead contexts fill their heap. An isolate with a running execution is
 // never evicted. Trusted scripts share V8's code cache across isolates.
-import type ivm from 'isolated-vm';
+import type ivm from './isolated-vm.js';
 import { performance } from 'node:perf_hooks';
 import type { BudgetTracker } from './budget.js';
 import { IsolateEntry, type IsolateOwner } from './isolate-entry.js';
