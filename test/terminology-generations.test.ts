@@ -211,7 +211,9 @@ describe.skipIf(onPostgres)('a server killed in the middle of a big write (embed
         await new Promise((r) => setTimeout(r, 50));
       proc.child.kill('SIGKILL');
       expect(await posting).toBe('aborted');
-      await new Promise((r) => proc.child.once('exit', r));
+      // stop() waits on the exit promise taken at spawn: the process may already be gone by now, and a listener
+      // added after its 'exit' would wait for ever (it did, in CI).
+      await proc.stop();
 
       proc = await startServerProcess({ dataDir, timeoutMs: 110_000 });
       const t2 = (await signIn(proc.base)).access_token;
