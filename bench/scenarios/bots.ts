@@ -66,11 +66,21 @@ export async function botScenarios(bench: Bench, server: Proc, token: string): P
 
   const url = `${server.base}fhir/R4/Bot/${id}/$execute`;
   for (const input of INPUTS) {
-    const check = await request(server.base, 'POST', `fhir/R4/Bot/${id}/$execute`, {
+    // The previous load run ends with up to 16 requests still executing (autocannon stops without waiting for
+    // them); their slots of the project's 16 count until they finish, so a 429 here is told to retry, as any client.
+    let check = await request(server.base, 'POST', `fhir/R4/Bot/${id}/$execute`, {
       token,
       raw: input.body,
       contentType: input.contentType,
     });
+    for (let tries = 0; check.status === 429 && tries < 10; tries++) {
+      await new Promise((r) => setTimeout(r, 1000 * Number(check.headers.get('retry-after') ?? 1)));
+      check = await request(server.base, 'POST', `fhir/R4/Bot/${id}/$execute`, {
+        token,
+        raw: input.body,
+        contentType: input.contentType,
+      });
+    }
     if (check.status !== 200) {
       bench.unavailable(SECTION, `warm echo ${input.name}`, describe(check));
       bench.goal(`bot echo ${input.name}: >= 1,000/s, p50 < 5 ms`, describe(check), 'N/A');
