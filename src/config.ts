@@ -55,6 +55,8 @@ export interface Config {
   authCodeLifetimeSec: number;
   /** Body limit for JSON/FHIR bodies (bytes, or a size string understood by body-parser). */
   bodyLimit: string;
+  /** Body limit for /auth JSON bodies (sign-in, revoke): they are small, and anonymous clients may send them. */
+  authBodyLimit: string;
   logLevel: string;
   /** Express `trust proxy` setting (TRUST_PROXY), so client addresses behind a proxy are recorded; off by default. */
   trustProxy: boolean | number | string;
@@ -268,6 +270,7 @@ function fromEnv(env: Env): Config {
     sessionLifetimeSec: int('SESSION_LIFETIME', 3600),
     authCodeLifetimeSec: int('AUTH_CODE_LIFETIME', 60),
     bodyLimit: env.BODY_LIMIT ?? '50mb',
+    authBodyLimit: env.AUTH_BODY_LIMIT ?? '64kb',
     logLevel: env.LOG_LEVEL ?? 'info',
     trustProxy: trustProxySetting(env.TRUST_PROXY),
     expandMaxUnpaged: int('EXPAND_MAX_UNPAGED', 10000),

@@ -19,7 +19,7 @@ import {
   useTestServer,
 } from './helpers/server.js';
 
-const s = useTestServer({ config: { bodyLimit: '2kb' }, signIn: true });
+const s = useTestServer({ config: { bodyLimit: '2kb', authBodyLimit: '2kb' }, signIn: true });
 let token: string;
 
 beforeAll(async () => {

@@ -10,6 +10,7 @@ import { asyncHandler, requireAuth } from './middleware.js';
 import { oauthRouter } from './oauth-routes.js';
 import type { FeatureRoutes } from './app.js';
 import { fhirBaseUrl } from '../config.js';
+import { jsonBodyParser } from './json-body.js';
 
 const LoginDoc = graphql(`
   mutation RestLogin(
@@ -187,8 +188,15 @@ export function requireJsonObject(body: unknown): Record<string, unknown> {
 
 /** The auth feature's routes: /auth/*, /oauth2/* and /.well-known/*, dispatched by prefix from one layer, so a
  * request for another path (the generic FHIR routes come after) does not walk their patterns. */
-export const authRoutes: FeatureRoutes = (r, _base, _api, jsonParser) => {
-  const auth = authRouter(jsonParser);
+export const authRoutes: FeatureRoutes = (r, _base, api) => {
+  // Not the FHIR parser's BODY_LIMIT (50 MB): /auth/login is open to anonymous clients, and its bodies are tiny.
+  const auth = authRouter(
+    jsonBodyParser({
+      limit: api.config.authBodyLimit,
+      maxDepth: api.config.jsonMaxDepth,
+      type: ['application/json', 'application/fhir+json', 'application/*+json'],
+    }),
+  );
   const oauth = oauthRouter();
   r.use((req, res, next) => {
     const p = req.path;

@@ -144,8 +144,13 @@ export function sendError(req: Request, res: Response, err: unknown): void {
   }
   const status = httpStatusOf(err);
   if (status && status >= 400 && status < 500) {
-    // /oauth2 forms have a fixed 64 kB limit (no setting); every other body parser here uses BODY_LIMIT.
-    const message = bodyParserMessage(err, status, oauth ? '64kb, fixed for /oauth2' : 'BODY_LIMIT');
+    // /oauth2 forms have a fixed 64 kB limit (no setting), /auth bodies AUTH_BODY_LIMIT; the others BODY_LIMIT.
+    const setting = oauth
+      ? '64kb, fixed for /oauth2'
+      : req.path.startsWith('/auth/')
+        ? 'AUTH_BODY_LIMIT'
+        : 'BODY_LIMIT';
+    const message = bodyParserMessage(err, status, setting);
     if (oauth) {
       res.status(status).json({ error: 'invalid_request', error_description: message });
       return;

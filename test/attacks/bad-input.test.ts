@@ -96,3 +96,24 @@ describe('client input that used to answer 500', () => {
     expect(o.body).toMatch(/JSON_MAX_DEPTH/);
   });
 });
+
+describe('anonymous bodies', () => {
+  it('a 20 MB /auth/login body from an anonymous client: 413 naming AUTH_BODY_LIMIT, no large-request slot held', async () => {
+    // Before: /auth shared the FHIR parser's 50 MB BODY_LIMIT, so anyone could make the server read and parse
+    // 20 MB (and hold one of the instance's LARGE_REQUESTS_MAX slots) without signing in.
+    const body = JSON.stringify({ email: 'a@example.com', password: 'p'.repeat(20 * 1024 * 1024) });
+    const o = await underAttack(target, (signal) =>
+      fetch(`${target.base}auth/login`, {
+        method: 'POST',
+        signal,
+        headers: { 'content-type': 'application/json' },
+        body,
+      }),
+    );
+    expectContained(o, { status: 413 });
+    expect(JSON.parse(o.body).issue[0].code).toBe('too-costly');
+    expect(o.body).toMatch(/AUTH_BODY_LIMIT/);
+    // A normal sign-in still works.
+    expect((await signIn(target.base)).access_token).toBeTruthy();
+  });
+});
