@@ -128,6 +128,8 @@ export interface Config {
   botProjectMemoryMb: number;
   /** Bot executions one incoming request may cause, bots calling bots included (over it: 429). */
   botMaxExecutionsPerRequest: number;
+  /** Asynchronous bot jobs one project may have queued at once (over it: 429). */
+  botJobsQueuedPerProject: number;
   /** Largest HL7 v2 body a bot accepts, in bytes (over it: 413). */
   botHl7MaxBytes: number;
   /** log2 of scrypt's N for password hashes (PASSWORD_HASH_COST, default 17); older hashes are upgraded at sign-in. */
@@ -314,6 +316,7 @@ function fromEnv(env: Env): Config {
     botMemoryBudgetMb: int('BOT_MEMORY_BUDGET_MB', 2048),
     botProjectMemoryMb: int('BOT_PROJECT_MEMORY_MB', 1024),
     botMaxExecutionsPerRequest: int('BOT_MAX_EXECUTIONS_PER_REQUEST', 50),
+    botJobsQueuedPerProject: int('BOT_JOBS_QUEUED_PER_PROJECT', 1000),
     botHl7MaxBytes: int('BOT_HL7_MAX_BYTES', 4 * 1024 * 1024),
     passwordHashCost: hashCost(int),
     passwordHashConcurrency: Math.max(1, int('PASSWORD_HASH_CONCURRENCY', 2)),

@@ -189,6 +189,31 @@ describe('jobs: fair share, sessions, attempts', () => {
   }, 30_000);
 });
 
+describe('queued jobs per project', () => {
+  // No runner on this instance: every job stays queued, so the count is exact.
+  const server = useTestServer({ signIn: true, config: { botJobRunner: false, botJobsQueuedPerProject: 3 } });
+
+  it('a project with BOT_JOBS_QUEUED_PER_PROJECT jobs queued gets 429 with Retry-After; another project does not', async () => {
+    const token = server.token;
+    const id = await createBot(server, token, "export async function handler() { return 'ok'; }");
+    const send = (tok: string, bot: string) =>
+      call(server.base, 'POST', `fhir/R4/Bot/${bot}/$execute`, {
+        token: tok,
+        raw: 'x',
+        headers: { 'content-type': 'text/plain', prefer: 'respond-async' },
+      });
+    for (let i = 0; i < 3; i++) expect((await send(token, id)).status).toBe(202);
+    const over = await send(token, id);
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBe('5');
+    expect(over.body.issue[0].code).toBe('throttled');
+    expect(over.body.issue[0].details.text).toMatch(/BOT_JOBS_QUEUED_PER_PROJECT=3/);
+    const other = await createOtherProject(server);
+    const theirs = await createBot(server, other, "export async function handler() { return 'ok'; }");
+    expect((await send(other, theirs)).status).toBe(202);
+  });
+});
+
 describe('orphaned jobs', () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bots-orphan-'));
   const schema = onPostgres ? newSchemaName() : undefined;

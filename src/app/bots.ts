@@ -14,7 +14,7 @@ export function botsFeature({
   logger,
 }: FeatureDeps): Feature & { service: BotService; jobs: JobRunner } {
   const service = new BotService(db, config, logger);
-  const jobs = new JobRunner(db, logger);
+  const jobs = new JobRunner(db, logger, config.botJobsQueuedPerProject);
   return {
     service,
     jobs,

@@ -57,6 +57,7 @@ export class JobRunner {
   constructor(
     private readonly db: Database,
     private readonly logger: Logger,
+    private readonly maxQueuedPerProject = 1000,
   ) {}
 
   /** Requeues stale claims, subscribes to NOTIFY and starts polling. */
@@ -109,6 +110,17 @@ export class JobRunner {
       request: req,
       traceId: caller.request.requestId || crypto.randomUUID(),
     };
+    // A queue is rows on disk and a claim scan: one project's flood must not grow them without end. The count and
+    // the insert are not atomic, so concurrent requests may pass the cap by a few; it bounds, it does not meter.
+    const queued = await this.db.prisma.botJob.count({ where: { projectId, status: 'queued' } });
+    if (queued >= this.maxQueuedPerProject)
+      throw new ApiError(
+        429,
+        'throttled',
+        `This project already has ${queued} asynchronous bot jobs queued (BOT_JOBS_QUEUED_PER_PROJECT=` +
+          `${this.maxQueuedPerProject}); retry when some have run`,
+        { headers: { 'Retry-After': '5' } },
+      );
     const job = await this.db.prisma.botJob.create({
       data: { projectId, botId, status: 'queued', request: payload as object, requester: caller.loginId },
     });
