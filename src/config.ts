@@ -102,6 +102,8 @@ export interface Config {
   largeRequestsMax: number;
   /** Most concepts a CodeSystem may have to be returned whole by GraphQL or to a bot (REST streams any size). */
   inlineMaxConcepts: number;
+  /** The most concepts the tx-resource CodeSystems of one $expand may hold in all (over it: 422). */
+  txResourceMaxConcepts: number;
   /** Origins allowed to call /graphql from a browser (CORS); empty: no CORS headers. */
   corsOrigins: string[];
   /** Milliseconds a client has to send a whole request (headers and body); then 408 and the connection closes. */
@@ -300,6 +302,7 @@ function fromEnv(env: Env): Config {
     largeRequestsPerProject: int('LARGE_REQUESTS_PER_PROJECT', 2),
     largeRequestsMax: int('LARGE_REQUESTS_MAX', 4),
     inlineMaxConcepts: int('INLINE_MAX_CONCEPTS', 20_000),
+    txResourceMaxConcepts: int('TX_RESOURCE_MAX_CONCEPTS', 20_000),
     corsOrigins: (env.CORS_ORIGINS ?? '')
       .split(',')
       .map((o) => o.trim())

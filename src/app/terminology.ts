@@ -23,6 +23,7 @@ export function terminologyFeature({ config, db, logger, dataDir, large }: Featu
   const service = new TerminologyService(db, logger, expandLimitsOf(config), {
     indexDir: dataDir ? path.join(dataDir, 'terminology-index') : undefined,
     indexBudgetBytes: config.terminologyIndexBudgetMb * 1024 * 1024,
+    txResourceMaxConcepts: config.txResourceMaxConcepts,
   });
   const limits = { inlineMaxConcepts: config.inlineMaxConcepts, large };
   return {

@@ -56,6 +56,9 @@ export interface TerminologyServiceOptions {
   /** Code systems with at least this many concepts are indexed in the background at start (and get an index
    * file). Default 50,000. */
   warmMinConcepts?: number;
+  /** The most concepts a request's tx-resource CodeSystems may hold in all (indexed in memory, on the request's
+   * time). Default 20,000. */
+  txResourceMaxConcepts?: number;
 }
 
 /** Smaller code systems build in a few milliseconds: no file for them. */
@@ -184,7 +187,7 @@ export class TerminologyService {
     if (!this.db.listening) this.clearAll();
     const txResources = target.txResources && target.txResources.length > 0 ? target.txResources : undefined;
     const resolver = txResources
-      ? txResourceResolver(this.resolverFor(projectId), txResources)
+      ? txResourceResolver(this.resolverFor(projectId), txResources, this.opts.txResourceMaxConcepts)
       : this.resolverFor(projectId);
     let vs: ValueSetResource | undefined;
     const inline = target.valueSet !== undefined && target.valueSet !== null;

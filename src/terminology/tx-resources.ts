@@ -1,7 +1,7 @@
 // `tx-resource` (HL7 terminology ecosystem IG): CodeSystems and ValueSets given with one $expand request, used for
 // that request only, before the project's own and the shared ones. Other resource types are ignored (a ConceptMap
 // plays no part in an expansion).
-import { badRequest } from '../core/errors.js';
+import { ApiError, badRequest } from '../core/errors.js';
 import type { CodeSystemIndex } from './engine/code-system-index.js';
 import { indexCodeSystemResource } from './engine/flatten.js';
 import type { CodeSystemResource, ValueSetResource } from './engine/types.js';
@@ -9,6 +9,9 @@ import type { Resolver } from './engine/resolver.js';
 
 /** The most tx-resource entries one request may carry. */
 export const MAX_TX_RESOURCES = 100;
+
+/** The most concepts all of a request's tx-resource CodeSystems may hold, unless configured. */
+export const DEFAULT_TX_RESOURCE_MAX_CONCEPTS = 20_000;
 
 type Canonical = { url?: string; version?: string };
 
@@ -23,10 +26,28 @@ function pick<T extends Canonical>(list: T[], url: string, version?: string): T 
   return found.sort((x, y) => compareVersions(x.version, y.version))[0];
 }
 
+/** The concepts of a CodeSystem resource, nested ones included, counted up to just over `max`. */
+function countConcepts(cs: { concept?: unknown }, max: number): number {
+  let n = 0;
+  const stack: unknown[] = [cs.concept];
+  while (stack.length > 0 && n <= max) {
+    const list = stack.pop();
+    if (!Array.isArray(list)) continue;
+    n += list.length;
+    for (const c of list) if (c && typeof c === 'object' && 'concept' in c) stack.push(c.concept);
+  }
+  return n;
+}
+
 /** Checks the request's tx-resource entries and returns a resolver that looks there first, then in `base`. */
-export function txResourceResolver(base: Resolver, resources: unknown[]): Resolver {
+export function txResourceResolver(
+  base: Resolver,
+  resources: unknown[],
+  maxConcepts = DEFAULT_TX_RESOURCE_MAX_CONCEPTS,
+): Resolver {
   if (resources.length > MAX_TX_RESOURCES)
     throw badRequest(`At most ${MAX_TX_RESOURCES} tx-resource parameters are accepted`, ['tx-resource']);
+  let concepts = 0;
   const codeSystems: CodeSystemResource[] = [];
   const valueSets: ValueSetResource[] = [];
   resources.forEach((r, i) => {
@@ -37,8 +58,20 @@ export function txResourceResolver(base: Resolver, resources: unknown[]): Resolv
       throw badRequest(`tx-resource[${i}].url must be a string`, ['tx-resource']);
     if (res.version !== undefined && typeof res.version !== 'string')
       throw badRequest(`tx-resource[${i}].version must be a string`, ['tx-resource']);
-    if (res.resourceType === 'CodeSystem' && res.url) codeSystems.push(r as CodeSystemResource);
-    else if (res.resourceType === 'ValueSet' && res.url) valueSets.push(r as ValueSetResource);
+    if (res.resourceType === 'CodeSystem' && res.url) {
+      // Indexed in memory on this request's time (about 3 us a concept, on the event loop): a big code system is
+      // stored once (POST CodeSystem) and indexed in the background, not sent with every request.
+      concepts += countConcepts(r as { concept?: unknown }, maxConcepts - concepts);
+      if (concepts > maxConcepts)
+        throw new ApiError(
+          422,
+          'too-costly',
+          `The tx-resource CodeSystems hold more than ${maxConcepts} concepts (TX_RESOURCE_MAX_CONCEPTS); ` +
+            'store a large code system (POST CodeSystem) and expand against it',
+          { expression: ['tx-resource'] },
+        );
+      codeSystems.push(r as CodeSystemResource);
+    } else if (res.resourceType === 'ValueSet' && res.url) valueSets.push(r as ValueSetResource);
   });
   const indexes = new Map<CodeSystemResource, CodeSystemIndex>();
   return {
