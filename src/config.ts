@@ -72,6 +72,8 @@ export interface Config {
   expandRegexMaxLength: number;
   /** Wall-clock budget in ms of all regex compose filters of one expansion (above it: 422 too-costly). */
   expandRegexBudgetMs: number;
+  /** The most compose clauses the value sets of one expansion may have together (over it: 422). */
+  expandMaxComposeClauses: number;
   /** Load the FHIR R4 core CodeSystems and ValueSets at start. */
   loadCoreTerminology: boolean;
   /** Memory budget of the code system indexes held in memory, in MiB (least recently resolved dropped beyond). */
@@ -283,6 +285,7 @@ function fromEnv(env: Env): Config {
     expandFilterMaxWords: int('EXPAND_FILTER_MAX_WORDS', 20),
     expandRegexMaxLength: int('EXPAND_REGEX_MAX_LENGTH', 1000),
     expandRegexBudgetMs: int('EXPAND_REGEX_BUDGET_MS', 2000),
+    expandMaxComposeClauses: int('EXPAND_MAX_COMPOSE_CLAUSES', 1000),
     loadCoreTerminology: bool('LOAD_CORE_TERMINOLOGY', true),
     terminologyIndexBudgetMb: int('TERMINOLOGY_INDEX_BUDGET_MB', 1024),
     botFetchAllowPrivate: bool('BOT_FETCH_ALLOW_PRIVATE', false),

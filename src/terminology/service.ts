@@ -520,6 +520,7 @@ export function expandLimitsOf(config: Config): ExpandLimits {
     maxFilterLength: config.expandFilterMaxLength,
     maxFilterWords: config.expandFilterMaxWords,
     regex: { maxPatternLength: config.expandRegexMaxLength, budgetMs: config.expandRegexBudgetMs },
+    maxComposeClauses: config.expandMaxComposeClauses,
   };
 }
 

@@ -144,6 +144,10 @@ export class ExpansionEngine {
     ]);
     ctx.regexLimits = limits.regex ?? DEFAULT_REGEX_LIMITS;
     ctx.regexSpent = { ms: 0 };
+    ctx.composeClauses = {
+      used: 0,
+      max: limits.maxComposeClauses ?? DEFAULT_EXPAND_LIMITS.maxComposeClauses,
+    };
     if (checkSystemVersion.size > 0) ctx.checkSystemVersion = checkSystemVersion;
     if (defaultValueSetVersion.size > 0) ctx.defaultValueSetVersion = defaultValueSetVersion;
     if (req.versionsMatch !== undefined) ctx.versionsMatch = req.versionsMatch;
@@ -376,6 +380,7 @@ class EngineComposeContext implements ComposeContext {
 
   regexLimits: RegexLimits = DEFAULT_REGEX_LIMITS;
   regexSpent: RegexSpent = { ms: 0 };
+  composeClauses?: { used: number; max: number };
   checkSystemVersion?: Map<string, string>;
   versionsMatch?: boolean;
   defaultValueSetVersion?: Map<string, string>;
@@ -402,6 +407,7 @@ class EngineComposeContext implements ComposeContext {
     );
     inner.regexLimits = this.regexLimits;
     inner.regexSpent = this.regexSpent;
+    inner.composeClauses = this.composeClauses;
     inner.checkSystemVersion = this.checkSystemVersion;
     inner.versionsMatch = this.versionsMatch;
     inner.defaultValueSetVersion = this.defaultValueSetVersion;

@@ -202,10 +202,18 @@ export interface ExpandLimits {
   maxFilterWords?: number;
   /** Limits of compose filters with op `regex` (default: DEFAULT_REGEX_LIMITS). */
   regex?: RegexLimits;
+  /** The most compose clauses (include, exclude, filter and valueSet entries) the value sets one expansion
+   * evaluates may have together (default: DEFAULT_EXPAND_LIMITS.maxComposeClauses). */
+  maxComposeClauses?: number;
 }
 
 /** Defaults of the optional limits (the server's come from src/config.ts). */
-export const DEFAULT_EXPAND_LIMITS = { maxCount: 10_000, maxFilterLength: 1000, maxFilterWords: 20 } as const;
+export const DEFAULT_EXPAND_LIMITS = {
+  maxCount: 10_000,
+  maxFilterLength: 1000,
+  maxFilterWords: 20,
+  maxComposeClauses: 1000,
+} as const;
 
 /** The largest `offset` accepted (offset + count stays a small integer). */
 export const MAX_OFFSET = 2_147_483_647;
