@@ -104,6 +104,8 @@ export interface Config {
   largeRequestsMax: number;
   /** Most concepts a CodeSystem may have to be returned whole by GraphQL or to a bot (REST streams any size). */
   inlineMaxConcepts: number;
+  /** The most enumerated concepts and expansion entries one ValueSet may hold (written, inline or tx-resource). */
+  valueSetMaxEntries: number;
   /** The most concepts the tx-resource CodeSystems of one $expand may hold in all (over it: 422). */
   txResourceMaxConcepts: number;
   /** Origins allowed to call /graphql from a browser (CORS); empty: no CORS headers. */
@@ -306,6 +308,7 @@ function fromEnv(env: Env): Config {
     largeRequestsMax: int('LARGE_REQUESTS_MAX', 4),
     inlineMaxConcepts: int('INLINE_MAX_CONCEPTS', 20_000),
     txResourceMaxConcepts: int('TX_RESOURCE_MAX_CONCEPTS', 20_000),
+    valueSetMaxEntries: int('VALUESET_MAX_ENTRIES', 50_000),
     corsOrigins: (env.CORS_ORIGINS ?? '')
       .split(',')
       .map((o) => o.trim())

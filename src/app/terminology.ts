@@ -24,8 +24,13 @@ export function terminologyFeature({ config, db, logger, dataDir, large }: Featu
     indexDir: dataDir ? path.join(dataDir, 'terminology-index') : undefined,
     indexBudgetBytes: config.terminologyIndexBudgetMb * 1024 * 1024,
     txResourceMaxConcepts: config.txResourceMaxConcepts,
+    valueSetMaxEntries: config.valueSetMaxEntries,
   });
-  const limits = { inlineMaxConcepts: config.inlineMaxConcepts, large };
+  const limits = {
+    inlineMaxConcepts: config.inlineMaxConcepts,
+    large,
+    valueSetMaxEntries: config.valueSetMaxEntries,
+  };
   return {
     service,
     stores: {

@@ -22,7 +22,15 @@ import type {
 } from './engine/types.js';
 import type { Resolver } from './engine/resolver.js';
 import { txResourceResolver } from './tx-resources.js';
-import { isRowId, ROW_COLUMNS, rowToResource, type ResourceRow, type TerminologyType } from './repository.js';
+import {
+  checkValueSetEntries,
+  DEFAULT_VALUESET_MAX_ENTRIES,
+  isRowId,
+  ROW_COLUMNS,
+  rowToResource,
+  type ResourceRow,
+  type TerminologyType,
+} from './repository.js';
 import { ConceptGenerations } from './generations.js';
 import { readConceptPages } from './concept-pages.js';
 
@@ -59,6 +67,9 @@ export interface TerminologyServiceOptions {
   /** The most concepts a request's tx-resource CodeSystems may hold in all (indexed in memory, on the request's
    * time). Default 20,000. */
   txResourceMaxConcepts?: number;
+  /** The most enumerated concepts and expansion entries an inline or tx-resource ValueSet may hold. Default
+   * 50,000. */
+  valueSetMaxEntries?: number;
 }
 
 /** Smaller code systems build in a few milliseconds: no file for them. */
@@ -187,12 +198,20 @@ export class TerminologyService {
     if (!this.db.listening) this.clearAll();
     const txResources = target.txResources && target.txResources.length > 0 ? target.txResources : undefined;
     const resolver = txResources
-      ? txResourceResolver(this.resolverFor(projectId), txResources, this.opts.txResourceMaxConcepts)
+      ? txResourceResolver(this.resolverFor(projectId), txResources, {
+          maxConcepts: this.opts.txResourceMaxConcepts,
+          valueSetMaxEntries: this.opts.valueSetMaxEntries,
+        })
       : this.resolverFor(projectId);
     let vs: ValueSetResource | undefined;
     const inline = target.valueSet !== undefined && target.valueSet !== null;
     if (inline) {
       vs = inlineValueSet(target.valueSet);
+      checkValueSetEntries(
+        vs as unknown as Record<string, unknown>,
+        this.opts.valueSetMaxEntries ?? DEFAULT_VALUESET_MAX_ENTRIES,
+        'valueSet',
+      );
     } else if (target.id !== undefined) {
       vs = (await this.valueSetById(projectId, target.id)) ?? undefined;
       if (!vs) throw notFound(`ValueSet/${target.id} not found`);

@@ -6,6 +6,7 @@ import type { CodeSystemIndex } from './engine/code-system-index.js';
 import { indexCodeSystemResource } from './engine/flatten.js';
 import type { CodeSystemResource, ValueSetResource } from './engine/types.js';
 import type { Resolver } from './engine/resolver.js';
+import { checkValueSetEntries, DEFAULT_VALUESET_MAX_ENTRIES } from './repository.js';
 
 /** The most tx-resource entries one request may carry. */
 export const MAX_TX_RESOURCES = 100;
@@ -43,8 +44,9 @@ function countConcepts(cs: { concept?: unknown }, max: number): number {
 export function txResourceResolver(
   base: Resolver,
   resources: unknown[],
-  maxConcepts = DEFAULT_TX_RESOURCE_MAX_CONCEPTS,
+  limits: { maxConcepts?: number; valueSetMaxEntries?: number } = {},
 ): Resolver {
+  const maxConcepts = limits.maxConcepts ?? DEFAULT_TX_RESOURCE_MAX_CONCEPTS;
   if (resources.length > MAX_TX_RESOURCES)
     throw badRequest(`At most ${MAX_TX_RESOURCES} tx-resource parameters are accepted`, ['tx-resource']);
   let concepts = 0;
@@ -71,7 +73,14 @@ export function txResourceResolver(
           { expression: ['tx-resource'] },
         );
       codeSystems.push(r as CodeSystemResource);
-    } else if (res.resourceType === 'ValueSet' && res.url) valueSets.push(r as ValueSetResource);
+    } else if (res.resourceType === 'ValueSet' && res.url) {
+      checkValueSetEntries(
+        r as Record<string, unknown>,
+        limits.valueSetMaxEntries ?? DEFAULT_VALUESET_MAX_ENTRIES,
+        `tx-resource[${i}]`,
+      );
+      valueSets.push(r as ValueSetResource);
+    }
   });
   const indexes = new Map<CodeSystemResource, CodeSystemIndex>();
   return {
