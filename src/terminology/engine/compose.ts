@@ -178,8 +178,6 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
   return m;
 }
 
-/** The includes in document order, except that the includes of one code system with versions come latest
- * version first (a code in several versions is then taken from the latest when versions are merged). */
 /** Counts a compose's clauses against the expansion's limit before any is evaluated: each costs a code system
  * lookup and a pass over it (50,000 is-a includes held the event loop 3.4 s). */
 function chargeClauses(compose: NonNullable<ValueSetResource['compose']>, ctx: ComposeContext): void {
@@ -200,6 +198,8 @@ function chargeClauses(compose: NonNullable<ValueSetResource['compose']>, ctx: C
     );
 }
 
+/** The includes in document order, except that the includes of one code system with versions come latest
+ * version first (a code in several versions is then taken from the latest when versions are merged). */
 function sortIncludes(includes: ValueSetInclude[]): ValueSetInclude[] {
   const out = [...includes];
   return out.sort((a, b) =>
