@@ -31,7 +31,12 @@ export const ABANDONED_AFTER_MS = 10 * 60_000;
 /** Retired and abandoned generations are looked for this often (ms) besides after each write and at start. */
 const SWEEP_INTERVAL_MS = 5 * 60_000;
 
-/** Inserts concept rows into a generation, `batch` rows per statement (one unnest() statement per batch). */
+/** Rows per concept INSERT when nothing else uses the database meanwhile (the import CLI): one statement per
+ * 5,000 rows cost 15 s for 1,000,000 concepts on PGlite, against 23 s with 250. */
+export const EXCLUSIVE_BATCH_ROWS = 5000;
+
+/** Inserts concept rows into a generation, `batch` rows per statement (one unnest() statement per batch);
+ * `firstOrdinal`: the ordinal of rows[0] (a write that comes in several parts). */
 export async function insertConceptRows(
   sql: Sql,
   generationId: string,
@@ -39,6 +44,7 @@ export async function insertConceptRows(
   rows: ConceptInput[],
   batch: number,
   onBatch?: (done: number) => Promise<void> | void,
+  firstOrdinal = 0,
 ): Promise<void> {
   for (let start = 0; start < rows.length; start += batch) {
     const end = Math.min(rows.length, start + batch);
@@ -57,7 +63,7 @@ export async function insertConceptRows(
     const extensions = new Array<string | null>(n);
     for (let i = 0; i < n; i++) {
       const r = rows[start + i];
-      ordinals[i] = start + i;
+      ordinals[i] = firstOrdinal + start + i;
       codes[i] = r.code;
       displays[i] = r.display ?? null;
       definitions[i] = r.definition ?? null;
@@ -92,7 +98,7 @@ export async function insertConceptRows(
         extensions,
       ],
     );
-    await onBatch?.(end);
+    await onBatch?.(firstOrdinal + end);
   }
 }
 
