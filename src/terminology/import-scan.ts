@@ -1,10 +1,11 @@
-// Reads import files without parsing them whole (no streaming JSON parser is installed, and a token-by-token one
-// in JavaScript is several times slower than JSON.parse): a small scanner tracks strings and nesting over the
-// file's chunks, cuts out each resource (a plain file's value, each NDJSON line, each Bundle entry's `resource`)
-// and parses only that text. A CodeSystem's own `concept` array is cut out too: its head (the members before
-// `concept`) is handed over first, then each top-level concept (with its nested children) one at a time, then the
-// members after the array (the tail). So a 1,000,000-concept file is held a concept subtree at a time, not as a
-// tree of objects. The scanner checks nesting only; each cut-out text is checked by JSON.parse.
+// Reads import files without parsing them whole (no streaming JSON parser is installed; a token-by-token one
+// would build every value in JavaScript, where JSON.parse is native): a small scanner tracks strings and nesting
+// over the file's chunks, cuts out each resource (a plain file's value, each NDJSON line, each Bundle entry's
+// `resource`) and parses only that text. A CodeSystem's own `concept` array is cut out too: its head (the members
+// before `concept`) is handed over first, then each top-level concept (with its nested children) one at a time,
+// then the members after the array (the tail). So a 1,000,000-concept file is held a concept subtree at a time,
+// not as a tree of objects. The scanner checks nesting only; each cut-out text is checked by JSON.parse (the
+// commas between top-level concepts are not: a missing one goes unnoticed).
 import fs from 'node:fs';
 
 /** What the scanner cuts out, in file order. */
