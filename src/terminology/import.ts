@@ -63,7 +63,7 @@ export async function importFiles(
 ): Promise<ImportResult> {
   const result: ImportResult = { resources: [], skipped: [] };
   // Concepts are written as complete generations, as the server writes them (README "Terminology", Storage).
-  const generations = new ConceptGenerations(db);
+  const generations = new ConceptGenerations(db, undefined, options.exclusive === true);
   try {
     for (const file of files) {
       let itemNo = -1;
