@@ -33,21 +33,25 @@ export function progressReporter(
   let barActive = false;
   const line = (done: number) => {
     const c = current!;
-    const pct = Math.floor((100 * done) / c.total);
     const secs = ((Date.now() - c.started) / 1000).toFixed(1);
-    out.write(`${c.label}: ${done}/${c.total} concepts (${pct}%), ${secs} s\n`);
+    if (c.total < 0) out.write(`${c.label}: ${done} concepts, ${secs} s\n`);
+    else {
+      const pct = Math.floor((100 * done) / c.total);
+      out.write(`${c.label}: ${done}/${c.total} concepts (${pct}%), ${secs} s\n`);
+    }
   };
   return {
     onResourceStart(type, url, concepts) {
       current = undefined;
-      if (concepts < PROGRESS_MIN_CONCEPTS) return;
+      // concepts < 0: a streamed CodeSystem without `count` (its size is known at the end): lines without a total.
+      if (concepts >= 0 && concepts < PROGRESS_MIN_CONCEPTS) return;
       current = {
         label: `${type} ${url ?? ''}`.trim(),
         total: concepts,
         started: Date.now(),
         lastLine: Date.now(),
       };
-      if (out.isTTY) {
+      if (out.isTTY && concepts >= 0) {
         bar.start(concepts, 0, { type, url: url ?? '' });
         barActive = true;
       } else {
@@ -56,11 +60,14 @@ export function progressReporter(
     },
     onConcepts(done) {
       if (!current) return;
-      if (barActive) bar.update(done);
-      else if (done >= current.total || Date.now() - current.lastLine >= everyMs) {
+      if (barActive) {
+        // CodeSystem.count is only a claim: a bar never shows more than 100%.
+        if (done > current.total) bar.setTotal(done);
+        bar.update(done);
+      } else if ((current.total >= 0 && done >= current.total) || Date.now() - current.lastLine >= everyMs) {
         current.lastLine = Date.now();
         line(done);
-        if (done >= current.total) current = undefined;
+        if (current.total >= 0 && done >= current.total) current = undefined;
       }
     },
     done() {
@@ -124,7 +131,9 @@ async function main(argv: string[]): Promise<void> {
           );
         },
       },
-      { indexDir: path.join(config.dataDir, 'terminology-index') },
+      // The embedded database is this process's alone during an import (its lock); on PostgreSQL the server may
+      // be running, but its requests use their own connections.
+      { indexDir: path.join(config.dataDir, 'terminology-index'), exclusive: true },
     );
     for (const s of result.skipped) process.stdout.write(`skipped ${s.where}: ${s.reason}\n`);
     const concepts = result.resources.reduce((n, r) => n + r.concepts, 0);

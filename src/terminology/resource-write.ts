@@ -20,6 +20,7 @@ import {
 } from './repository.js';
 import {
   beginGeneration,
+  EXCLUSIVE_BATCH_ROWS,
   insertBatchSize,
   insertConceptRows,
   type ConceptGenerations,
@@ -35,6 +36,10 @@ export interface WriteOptions {
   concepts?: ConceptInput[];
   /** Concepts written so far (import progress). */
   onProgress?: (done: number) => void;
+  /** Nothing else uses the database during this write (the import CLI): bigger statements, and on the embedded
+   * database the WAL is not synced after each batch (the commit that makes the generation live syncs it all, and
+   * until then nothing of it is visible, so a crash in between loses only an invisible generation). */
+  exclusive?: boolean;
 }
 
 /** Validates a CodeSystem and flattens its concept tree into rows, giving the event loop turns on the way (a tree
@@ -65,7 +70,7 @@ export async function writeTerminologyResource(
     if (opts.id && opts.projectId)
       assertWritable(type, opts.id, await selectVisible(sql, type, opts.id, opts.projectId));
   };
-  const batch = insertBatchSize(db);
+  const batch = opts.exclusive ? EXCLUSIVE_BATCH_ROWS : insertBatchSize(db);
   if (type === 'ValueSet' || rows.length <= batch) {
     let replaced = false;
     const saved = await db.transaction(async (sql) => {
@@ -99,6 +104,39 @@ export async function writeTerminologyResource(
     return saved;
   }
 
+  const saved = await writeGeneration(db, generations, type, resource, oneBatch(rows), opts);
+  return saved;
+}
+
+async function* oneBatch(rows: ConceptInput[]): AsyncGenerator<ConceptInput[]> {
+  yield rows;
+}
+
+/** Writes a CodeSystem whose concepts come in parts (the streamed import: parts of any size, in document order)
+ * into a new generation, made live with the resource row (see the file comment). */
+export async function writeCodeSystemInParts(
+  db: Database,
+  generations: ConceptGenerations,
+  resource: Record<string, unknown>,
+  parts: AsyncIterable<ConceptInput[]>,
+  opts: Omit<WriteOptions, 'concepts'>,
+): Promise<Saved & { concepts: number }> {
+  return writeGeneration(db, generations, 'CodeSystem', resource, parts, opts);
+}
+
+async function writeGeneration(
+  db: Database,
+  generations: ConceptGenerations,
+  type: TerminologyType,
+  resource: Record<string, unknown>,
+  parts: AsyncIterable<ConceptInput[]>,
+  opts: WriteOptions,
+): Promise<Saved & { concepts: number }> {
+  const checkTarget = async (sql: Database['sql']) => {
+    if (opts.id && opts.projectId)
+      assertWritable(type, opts.id, await selectVisible(sql, type, opts.id, opts.projectId));
+  };
+  const batch = opts.exclusive ? EXCLUSIVE_BATCH_ROWS : insertBatchSize(db);
   // Refused before the concepts are written, not after.
   await checkTarget(db.sql);
   const target =
@@ -106,12 +144,31 @@ export async function writeTerminologyResource(
     (opts.replaceSame ? await sameUrlVersion(db.sql, type, opts.projectId, resource, false) : undefined);
   const codeSystemId = target ?? crypto.randomUUID();
   const generationId = await beginGeneration(db.sql, codeSystemId, 'writing');
+  const relaxed = opts.exclusive === true && db.kind === 'pglite';
   try {
     const heartbeat = generations.heartbeats(generationId);
-    await insertConceptRows(db.backgroundSql, generationId, codeSystemId, rows, batch, (done) => {
-      opts.onProgress?.(done);
-      return heartbeat();
-    });
+    let count = 0;
+    if (relaxed) await db.sql('SET synchronous_commit = off');
+    try {
+      for await (const rows of parts) {
+        await insertConceptRows(
+          db.backgroundSql,
+          generationId,
+          codeSystemId,
+          rows,
+          batch,
+          (done) => {
+            opts.onProgress?.(done);
+            return heartbeat();
+          },
+          count,
+        );
+        count += rows.length;
+      }
+    } finally {
+      // Before the commit that publishes: that commit then syncs every WAL record written before it.
+      if (relaxed) await db.sql('SET synchronous_commit = on');
+    }
     const saved = await db.transaction(async (sql) => {
       await checkTarget(sql);
       if (opts.replaceSame && !opts.id) {
@@ -128,11 +185,11 @@ export async function writeTerminologyResource(
         projectId: opts.projectId,
         id: target,
         newId: target ? undefined : codeSystemId,
-        generation: { id: generationId, count: rows.length },
+        generation: { id: generationId, count },
       });
     });
     if (target) generations.kick();
-    return saved;
+    return { ...saved, concepts: count };
   } catch (err) {
     await generations.abandon(generationId).catch(() => undefined);
     throw err;

@@ -10,7 +10,7 @@ import { CodeSystemIndexBuilder, type CodeSystemIndex } from './engine/code-syst
 import { readIndexFile, writeIndexFile } from './engine/index-file.js';
 import type { ConceptDetails } from './engine/concept-details.js';
 import { TerminologyError } from './engine/errors.js';
-import { ExpansionEngine } from './engine/expand.js';
+import { ExpansionEngine, warmFilterPaths } from './engine/expand.js';
 import { codeSystemMetaOf } from './engine/flatten.js';
 import type {
   CodeSystemResource,
@@ -426,6 +426,14 @@ export class TerminologyService {
     }
   }
 
+  /** Warms the filter paths on a big index in the background (warmFilterPaths): its first users' filters then
+   * run optimised code. Requests arriving meanwhile are served in between its turns. */
+  private optimise(index: CodeSystemIndex): void {
+    warmFilterPaths(index).catch((err: unknown) =>
+      this.logger.warn({ err }, 'could not warm the code system index filter paths'),
+    );
+  }
+
   private async buildIndex(ref: CodeSystemRef): Promise<CodeSystemIndex> {
     const started = Date.now();
     const meta = codeSystemMetaOf(ref.resource, ref.id, ref.versionId);
@@ -439,6 +447,7 @@ export class TerminologyService {
             { codeSystem: ref.resource.url, concepts: read.size, ms: Date.now() - started },
             'read code system index file',
           );
+          this.optimise(read);
         }
         return read;
       }
@@ -481,6 +490,7 @@ export class TerminologyService {
         { codeSystem: ref.resource.url, concepts: index.size, ms: Date.now() - started },
         'built code system index',
       );
+      this.optimise(index);
       if (file) {
         writeIndexFile(file, index, stamp).catch((err: unknown) =>
           this.logger.warn({ err, file }, 'could not write the code system index file'),

@@ -613,6 +613,11 @@ export class CodeSystemIndexBuilder {
     return ws.length;
   }
 
+  /** True when a concept with this code was added. */
+  has(code: string): boolean {
+    return this.find(code, hashString(code)) >= 0;
+  }
+
   /** Adds one concept (ignored when its code was seen before or is not a string). */
   add(c: ConceptInput): void {
     if (typeof c.code !== 'string') return;
@@ -659,9 +664,10 @@ export class CodeSystemIndexBuilder {
     this.tokOff.push(this.tok.n);
   }
 
-  /** The index (the builder must not be used afterwards). */
-  finish(): CodeSystemIndex {
-    const steps = this.steps();
+  /** The index (the builder must not be used afterwards); `meta` replaces the builder's (a streamed import learns
+   * the CodeSystem's id and versionId only once its concepts are written). */
+  finish(meta: CodeSystemMeta = this.meta): CodeSystemIndex {
+    const steps = this.steps(meta);
     let r = steps.next();
     while (!r.done) r = steps.next();
     return r.value;
@@ -683,7 +689,7 @@ export class CodeSystemIndexBuilder {
   }
 
   /** The work of finish(), yielding (no value) every 64k items so that it can be spread over event-loop turns. */
-  private *steps(): Generator<void, CodeSystemIndex> {
+  private *steps(meta: CodeSystemMeta = this.meta): Generator<void, CodeSystemIndex> {
     const n = this.n;
     const codes = this.codes.done();
     const slots = this.slots;
@@ -787,7 +793,7 @@ export class CodeSystemIndexBuilder {
 
     const displays = this.displays.done();
     yield;
-    return new CodeSystemIndex(this.meta, {
+    return new CodeSystemIndex(meta, {
       size: n,
       codes,
       displays,

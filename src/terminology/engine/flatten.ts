@@ -29,6 +29,9 @@ export const FLATTEN_STEP = 2000;
 export function* flattenSteps(
   cs: Pick<CodeSystemResource, 'concept' | 'property'>,
   rows: ConceptInput[],
+  /** Called for a `child` property naming a code not in `cs.concept` (the streamed import, which flattens one
+   * top-level concept at a time, then cannot apply it). */
+  onMissingChild?: (parent: string, child: string) => void,
 ): Generator<void, void, void> {
   const meaning = standardPropertyCodes(cs.property);
   const byCode = new Map<string, ConceptInput>();
@@ -108,7 +111,8 @@ export function* flattenSteps(
 
   for (const [parent, child] of childLinks) {
     const row = byCode.get(child);
-    if (row && !row.parents!.includes(parent)) row.parents!.push(parent);
+    if (!row) onMissingChild?.(parent, child);
+    else if (!row.parents!.includes(parent)) row.parents!.push(parent);
   }
 }
 
