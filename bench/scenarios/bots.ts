@@ -67,7 +67,9 @@ export async function botScenarios(bench: Bench, server: Proc, token: string): P
   const url = `${server.base}fhir/R4/Bot/${id}/$execute`;
   for (const input of INPUTS) {
     // The previous load run ends with up to 16 requests still executing (autocannon stops without waiting for
-    // them); their slots of the project's 16 count until they finish, so a 429 here is told to retry, as any client.
+    // them); their slots of the project's 16 count until they finish: give them a moment (else the next run's
+    // first requests meet a few 429s), and a 429 here is told to retry, as any client.
+    await new Promise((r) => setTimeout(r, 1000));
     let check = await request(server.base, 'POST', `fhir/R4/Bot/${id}/$execute`, {
       token,
       raw: input.body,
