@@ -160,7 +160,7 @@ async function baselineRss(server: Proc, words: string[]): Promise<number> {
     );
   }
   await eachOnce(Array<string>(600).fill(`${base}heart`), token, CONCURRENCY);
-  await new Promise((r) => setTimeout(r, 3000));
+  await new Promise((r) => setTimeout(r, 15000));
   return server.rssMiB() ?? 0;
 }
 
@@ -336,7 +336,7 @@ export async function expand1mScenario(
           r.load.p50 < limit ? 'PASS' : 'FAIL',
         );
     }
-    await new Promise((r) => setTimeout(r, 3000));
+    await new Promise((r) => setTimeout(r, 15000));
     const settled = server.rssMiB() ?? 0;
     const peak = Math.max(peakDuring, peakMiB(server.pid) ?? 0);
     bench.add({
