@@ -29,6 +29,11 @@ const CLOSE_BRACE = 0x7d;
 const CLOSE_BRACKET = 0x5d;
 const NUL_ESCAPE = Buffer.from('u0000');
 
+const tooDeep = (maxDepth: number) =>
+  new BodyError(`JSON body nested deeper than the limit of ${maxDepth} (JSON_MAX_DEPTH)`, 'entity.too.deep');
+const nul = () =>
+  new BodyError('The NUL character (\\u0000) is not allowed in a JSON string', 'entity.nul.character');
+
 /** Throws a 400 error when `buf` (JSON text) nests deeper than `maxDepth` or a string holds `\u0000`. One linear
  * pass over the bytes, strings skipped; malformed JSON is left for JSON.parse to report. */
 export function checkJsonBytes(buf: Buffer, maxDepth: number): void {
@@ -42,10 +47,7 @@ export function checkJsonBytes(buf: Buffer, maxDepth: number): void {
     if (inString) {
       if (c === BACKSLASH) {
         if (mayHaveNul && buf[i + 1] === 0x75 && buf.compare(NUL_ESCAPE, 0, 5, i + 1, i + 6) === 0) {
-          throw new BodyError(
-            'The NUL character (\\u0000) is not allowed in a JSON string',
-            'entity.nul.character',
-          );
+          throw nul();
         }
         i++;
       } else if (c === QUOTE) {
@@ -54,22 +56,12 @@ export function checkJsonBytes(buf: Buffer, maxDepth: number): void {
     } else if (c === QUOTE) {
       inString = true;
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      if (++depth > maxDepth) {
-        throw new BodyError(
-          `JSON body nested deeper than the limit of ${maxDepth} (JSON_MAX_DEPTH)`,
-          'entity.too.deep',
-        );
-      }
+      if (++depth > maxDepth) throw tooDeep(maxDepth);
     } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
       depth--;
     }
   }
 }
-
-const tooDeep = (maxDepth: number) =>
-  new BodyError(`JSON body nested deeper than the limit of ${maxDepth} (JSON_MAX_DEPTH)`, 'entity.too.deep');
-const nul = () =>
-  new BodyError('The NUL character (\\u0000) is not allowed in a JSON string', 'entity.nul.character');
 
 /** body-parser's error for malformed JSON (a 400 "Malformed JSON in request body: ..."). */
 function parseFailed(err: unknown): Error {
