@@ -26,11 +26,7 @@ export function terminologyFeature({ config, db, logger, dataDir, large }: Featu
     txResourceMaxConcepts: config.txResourceMaxConcepts,
     valueSetMaxEntries: config.valueSetMaxEntries,
   });
-  const limits = {
-    inlineMaxConcepts: config.inlineMaxConcepts,
-    large,
-    valueSetMaxEntries: config.valueSetMaxEntries,
-  };
+  const limits = { inlineMaxConcepts: config.inlineMaxConcepts, large };
   return {
     service,
     stores: {

@@ -137,6 +137,21 @@ export function validateValueSet(vs: Record<string, unknown>, maxEntries?: numbe
 /** The most enumerated concepts and expansion entries of a ValueSet, unless configured. */
 export const DEFAULT_VALUESET_MAX_ENTRIES = 50_000;
 
+/** The entries of a nested list (`list`, and under each entry its own `key` list, and so on), counted up to
+ * just over `max`: a bound checked before the list is walked for real. */
+export function countNested(list: unknown, key: string, max: number): number {
+  let n = 0;
+  const stack: unknown[] = [list];
+  while (stack.length > 0 && n <= max) {
+    const next = stack.pop();
+    if (!Array.isArray(next)) continue;
+    n += next.length;
+    for (const e of next)
+      if (e && typeof e === 'object' && key in e) stack.push((e as Record<string, unknown>)[key]);
+  }
+  return n;
+}
+
 /** The enumerated concepts (compose include/exclude) and expansion entries of a ValueSet, nested ones included,
  * counted up to just over `max`. */
 function valueSetEntries(vs: Record<string, unknown>, max: number): number {
@@ -148,14 +163,8 @@ function valueSetEntries(vs: Record<string, unknown>, max: number): number {
         const concepts = (inc as { concept?: unknown } | null)?.concept;
         if (Array.isArray(concepts)) n += concepts.length;
       }
-  const stack: unknown[] = [(vs.expansion as { contains?: unknown } | undefined)?.contains];
-  while (stack.length > 0 && n <= max) {
-    const list = stack.pop();
-    if (!Array.isArray(list)) continue;
-    n += list.length;
-    for (const c of list) if (c && typeof c === 'object' && 'contains' in c) stack.push(c.contains);
-  }
-  return n;
+  const contains = (vs.expansion as { contains?: unknown } | undefined)?.contains;
+  return n > max ? n : n + countNested(contains, 'contains', max - n);
 }
 
 /** 422 when a ValueSet enumerates more than `max` entries: each $expand of it walks them all on the request's

@@ -67,8 +67,8 @@ export interface TerminologyServiceOptions {
   /** The most concepts a request's tx-resource CodeSystems may hold in all (indexed in memory, on the request's
    * time). Default 20,000. */
   txResourceMaxConcepts?: number;
-  /** The most enumerated concepts and expansion entries an inline or tx-resource ValueSet may hold. Default
-   * 50,000. */
+  /** The most enumerated concepts and expansion entries a ValueSet may hold (written, inline or tx-resource).
+   * Default 50,000. */
   valueSetMaxEntries?: number;
 }
 
@@ -107,6 +107,8 @@ export class TerminologyService {
   private generation = 0;
   /** Concept generations: their removal, and the pins of readers. */
   readonly generations: ConceptGenerations;
+  /** VALUESET_MAX_ENTRIES: what a ValueSet may enumerate, written (the store checks it), inline or tx-resource. */
+  readonly valueSetMaxEntries: number;
 
   constructor(
     readonly db: Database,
@@ -115,6 +117,7 @@ export class TerminologyService {
     private readonly opts: TerminologyServiceOptions = {},
   ) {
     this.generations = new ConceptGenerations(db, logger);
+    this.valueSetMaxEntries = opts.valueSetMaxEntries ?? DEFAULT_VALUESET_MAX_ENTRIES;
   }
 
   /** Subscribes to change notifications (call once at start), then indexes large code systems in the background. */
@@ -200,18 +203,14 @@ export class TerminologyService {
     const resolver = txResources
       ? txResourceResolver(this.resolverFor(projectId), txResources, {
           maxConcepts: this.opts.txResourceMaxConcepts,
-          valueSetMaxEntries: this.opts.valueSetMaxEntries,
+          valueSetMaxEntries: this.valueSetMaxEntries,
         })
       : this.resolverFor(projectId);
     let vs: ValueSetResource | undefined;
     const inline = target.valueSet !== undefined && target.valueSet !== null;
     if (inline) {
       vs = inlineValueSet(target.valueSet);
-      checkValueSetEntries(
-        vs as unknown as Record<string, unknown>,
-        this.opts.valueSetMaxEntries ?? DEFAULT_VALUESET_MAX_ENTRIES,
-        'valueSet',
-      );
+      checkValueSetEntries(vs as unknown as Record<string, unknown>, this.valueSetMaxEntries, 'valueSet');
     } else if (target.id !== undefined) {
       vs = (await this.valueSetById(projectId, target.id)) ?? undefined;
       if (!vs) throw notFound(`ValueSet/${target.id} not found`);

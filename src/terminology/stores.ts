@@ -46,8 +46,6 @@ export interface ReturnLimits {
   inlineMaxConcepts: number;
   /** The server's budget of large requests (a streamed read takes a slot). */
   large: LargeRequests;
-  /** VALUESET_MAX_ENTRIES: most enumerated concepts and expansion entries a ValueSet written may hold. */
-  valueSetMaxEntries: number;
 }
 
 /** The store for one terminology resource type. */
@@ -68,7 +66,7 @@ export class TerminologyStore implements ResourceStore {
    * rebuilt from the rows, as a read would return it), so a big body's tree is not kept during the write. */
   private async prepare(resource: FhirResource): Promise<ConceptInput[] | undefined> {
     if (this.type !== 'CodeSystem') {
-      validateValueSet(resource, this.limits.valueSetMaxEntries);
+      validateValueSet(resource, this.terminology.valueSetMaxEntries);
       return undefined;
     }
     const rows = await prepareCodeSystem(resource as unknown as CodeSystemResource);

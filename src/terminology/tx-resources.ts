@@ -6,7 +6,7 @@ import type { CodeSystemIndex } from './engine/code-system-index.js';
 import { indexCodeSystemResource } from './engine/flatten.js';
 import type { CodeSystemResource, ValueSetResource } from './engine/types.js';
 import type { Resolver } from './engine/resolver.js';
-import { checkValueSetEntries, DEFAULT_VALUESET_MAX_ENTRIES } from './repository.js';
+import { checkValueSetEntries, countNested, DEFAULT_VALUESET_MAX_ENTRIES } from './repository.js';
 
 /** The most tx-resource entries one request may carry. */
 export const MAX_TX_RESOURCES = 100;
@@ -25,19 +25,6 @@ function pick<T extends Canonical>(list: T[], url: string, version?: string): T 
   const found = list.filter((r) => r.url === url && (version === undefined || r.version === version));
   // Without a version the latest one wins, as for stored resources.
   return found.sort((x, y) => compareVersions(x.version, y.version))[0];
-}
-
-/** The concepts of a CodeSystem resource, nested ones included, counted up to just over `max`. */
-function countConcepts(cs: { concept?: unknown }, max: number): number {
-  let n = 0;
-  const stack: unknown[] = [cs.concept];
-  while (stack.length > 0 && n <= max) {
-    const list = stack.pop();
-    if (!Array.isArray(list)) continue;
-    n += list.length;
-    for (const c of list) if (c && typeof c === 'object' && 'concept' in c) stack.push(c.concept);
-  }
-  return n;
 }
 
 /** Checks the request's tx-resource entries and returns a resolver that looks there first, then in `base`. */
@@ -63,7 +50,7 @@ export function txResourceResolver(
     if (res.resourceType === 'CodeSystem' && res.url) {
       // Indexed in memory on this request's time (about 3 us a concept, on the event loop): a big code system is
       // stored once (POST CodeSystem) and indexed in the background, not sent with every request.
-      concepts += countConcepts(r as { concept?: unknown }, maxConcepts - concepts);
+      concepts += countNested((r as { concept?: unknown }).concept, 'concept', maxConcepts - concepts);
       if (concepts > maxConcepts)
         throw new ApiError(
           422,
