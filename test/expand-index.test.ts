@@ -182,4 +182,31 @@ describe('code system index: whole-system fast path', () => {
       );
     }
   });
+
+  it('keeps word ids 32-bit past 65,536 distinct words: filters, totals and the file form stay exact', () => {
+    // Each concept has a word of its own (70,000 distinct words), and shares "common" and one of "alpha"/"beta".
+    const n = 70_000;
+    const word = (i: number) => `w${i.toString(36)}`;
+    const list: ConceptInput[] = Array.from({ length: n }, (_, i) => ({
+      code: `K${i}`,
+      display: `${i % 2 ? 'alpha' : 'beta'} ${word(i)} common`,
+    }));
+    const idx = CodeSystemIndex.build({ url: 'urn:wide' }, list);
+    expect(idx.words.length).toBeGreaterThan(65_536);
+    const back = deserializeIndex(Buffer.concat(serializeIndex(idx, 's')), 's')!;
+    for (const ix of [idx, back]) {
+      const m = wholeSystem(ix);
+      const total = (raw: string) => filterPage(m, prepareFilter(raw, limits)!, 0, undefined, 20).total;
+      expect(total('common')).toBe(n);
+      expect(total('alpha')).toBe(n / 2);
+      // The last concept's own word: an id above 65,535 if it were cut to 16 bits would name another word.
+      const last = word(n - 1);
+      expect(total(last)).toBe(1);
+      expect(total(`beta ${last}`)).toBe(0);
+      expect(total(`alpha ${last}`)).toBe(1);
+      const page = filterPage(m, prepareFilter(`alpha ${last}`, limits)!, 0, undefined, 20);
+      expect(ix.code(m.entOrd[page.positions[0]])).toBe(`K${n - 1}`);
+      expect(ix.prefixTotal(last)).toBe(1);
+    }
+  });
 });

@@ -43,6 +43,9 @@ let bitsScratch = new Uint32Array(0);
 const SLOT_UNION = 0;
 const SLOT_INTERSECT = 1;
 
+/** Word ids per concept (see IndexParts.tok). */
+export type TokenIds = Int32Array | Uint16Array;
+
 /** Everything an index holds, as built or as read back from a file (index-file.ts). */
 export interface IndexParts {
   size: number;
@@ -61,7 +64,8 @@ export interface IndexParts {
   postOff: Int32Array;
   post: Int32Array;
   tokOff: Int32Array;
-  tok: Int32Array;
+  /** Word ids: 16-bit while the dictionary has at most 65,536 words (half the memory), else 32-bit. */
+  tok: TokenIds;
   dispTokCount: Uint8Array;
   /** Concepts by the first word of their display: firstPost[firstOff[w]..firstOff[w+1]) ascending. */
   firstOff: Int32Array;
@@ -109,7 +113,7 @@ export class CodeSystemIndex {
   private readonly post: Int32Array;
   /** Word ids per concept: display words first (dispTokCount of them), then designation words. */
   private readonly tokOff: Int32Array;
-  private readonly tok: Int32Array;
+  private readonly tok: TokenIds;
   private readonly dispTokCount: Uint8Array;
   private readonly firstOff: Int32Array;
   private readonly firstPost: Int32Array;
@@ -733,11 +737,13 @@ export class CodeSystemIndexBuilder {
     const remap = new Int32Array(tmpWords.length);
     order.forEach((tmpId, sortedId) => (remap[tmpId] = sortedId));
     const words = order.map((i) => tmpWords[i]);
-    const tok = this.tok.done();
-    for (let i = 0; i < tok.length; i++) {
+    const tok32 = this.tok.done();
+    for (let i = 0; i < tok32.length; i++) {
       if ((i & 0x3ffff) === 0x3ffff) yield;
-      tok[i] = remap[tok[i]];
+      tok32[i] = remap[tok32[i]];
     }
+    // At a million concepts the word ids are ~4 million: 16-bit ids save ~8 MB whenever the dictionary allows.
+    const tok: TokenIds = tmpWords.length <= 0x10000 ? Uint16Array.from(tok32) : tok32;
     const tokOff = this.tokOff.done();
     const dispTokCount = this.dispCounts.done();
     const nw = words.length;
@@ -842,7 +848,7 @@ function commonPrefix(a: string, b: string): number {
 function* prefixCounts(
   words: string[],
   n: number,
-  tok: Int32Array,
+  tok: TokenIds,
   tokOff: Int32Array,
 ): Generator<void, { wordStart: Int32Array; prefixCount: Int32Array }> {
   const nw = words.length;

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { StringColumn } from './compact.js';
-import { CodeSystemIndex, type IndexParts } from './code-system-index.js';
+import { CodeSystemIndex, type IndexParts, type TokenIds } from './code-system-index.js';
 import type { CodeSystemMeta, ConceptProperty, Designation } from './types.js';
 
 const MAGIC = 'CSIX0001';
@@ -35,7 +35,7 @@ const ARRAYS = [
   'prefixCount',
 ] as const;
 type ArrayName = (typeof ARRAYS)[number];
-type Arr = Int32Array | Uint8Array;
+type Arr = Int32Array | Uint16Array | Uint8Array;
 
 interface Header {
   stamp: string;
@@ -48,7 +48,7 @@ interface Header {
   designations: Array<[number, Designation[]]>;
   properties: Array<[number, ConceptProperty[]]>;
   propertyCodes: string[];
-  arrays: Array<{ name: ArrayName; kind: 'i32' | 'u8'; offset: number; length: number }>;
+  arrays: Array<{ name: ArrayName; kind: 'i32' | 'u16' | 'u8'; offset: number; length: number }>;
 }
 
 function arraysOf(p: IndexParts): Record<ArrayName, Arr | undefined> {
@@ -89,7 +89,8 @@ export function serializeIndex(index: CodeSystemIndex, stamp: string): Buffer[] 
   for (const name of ARRAYS) {
     const a = arrays[name];
     if (!a) continue;
-    layout.push({ name, kind: a instanceof Int32Array ? 'i32' : 'u8', offset, length: a.length });
+    const kind = a instanceof Int32Array ? 'i32' : a instanceof Uint16Array ? 'u16' : 'u8';
+    layout.push({ name, kind, offset, length: a.length });
     offset = align8(offset + a.byteLength);
   }
   const header: Header = {
@@ -139,7 +140,9 @@ export function deserializeIndex(
     got[l.name] =
       l.kind === 'i32'
         ? new Int32Array(buf.buffer, base + l.offset, l.length)
-        : new Uint8Array(buf.buffer, base + l.offset, l.length);
+        : l.kind === 'u16'
+          ? new Uint16Array(buf.buffer, base + l.offset, l.length)
+          : new Uint8Array(buf.buffer, base + l.offset, l.length);
   }
   const i32 = (n: ArrayName): Int32Array => got[n] as Int32Array;
   const u8 = (n: ArrayName): Uint8Array => got[n] as Uint8Array;
@@ -163,7 +166,7 @@ export function deserializeIndex(
     postOff: i32('postOff'),
     post: i32('post'),
     tokOff: i32('tokOff'),
-    tok: i32('tok'),
+    tok: got.tok as TokenIds,
     dispTokCount: u8('dispTokCount'),
     firstOff: i32('firstOff'),
     firstPost: i32('firstPost'),
