@@ -131,11 +131,19 @@ export class EntrySet {
     this.entFlags = f;
   }
 
-  /** Trims the entry arrays to size. */
+  /** Trims the entry arrays to size; nothing is added after. */
   seal(): void {
     this.entSrc = this.entSrc.slice(0, this.size);
     this.entOrd = this.entOrd.slice(0, this.size);
     this.entFlags = this.entFlags.slice(0, this.size);
+    // One whole code system in ordinal order (an "all of X" value set): the position map is the identity, the
+    // same numbers as entOrd, so one array serves both (4 MB at a million concepts).
+    if (this.sources.length === 1 && this.size === this.sources[0].size) {
+      const ord = this.entOrd;
+      let identity = true;
+      for (let i = 0; identity && i < ord.length; i++) identity = ord[i] === i;
+      if (identity) this.posMaps[0] = ord;
+    }
   }
 }
 
@@ -250,7 +258,7 @@ export class Membership extends EntrySet {
 
   memoryEstimateBytes(): number {
     let b = this.entSrc.byteLength + this.entOrd.byteLength + this.entFlags.byteLength;
-    for (const p of this.posMaps) b += p.byteLength;
+    for (const p of this.posMaps) if (p !== this.entOrd) b += p.byteLength;
     for (const p of this.flagPositions.values()) b += p.byteLength;
     return b + this.filterCacheBytes + this.overrides.size * 120;
   }
