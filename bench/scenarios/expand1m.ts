@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Bench } from '../lib/bench.js';
 import { describe, request, signIn } from '../lib/client.js';
+import { measure } from '../lib/load.js';
 import { freshDataDir, ROOT, rssMiB, startFhirServer, type Proc, type ServerDb } from '../lib/procs.js';
 import { fmt } from '../lib/report.js';
 
@@ -125,9 +126,10 @@ function loopNote(r: LoopResult, concurrency: number): string {
   );
 }
 
-/** Settled RSS (MiB) of a server after the scenario's new filters (one at a time, then 16 at a time) and a
- * repeated one, on a small code system: the baseline for the index's own memory. */
-async function baselineRss(server: Proc, words: string[]): Promise<number> {
+/** Settled RSS (MiB) of a server after the scenario's requests on a small code system: the new filters (one at a
+ * time, then 16 at a time), a repeated one, and the same three loads (exact code, a deep page, a cached filter):
+ * the baseline for the index's own memory. */
+async function baselineRss(bench: Bench, server: Proc, words: string[]): Promise<number> {
   const { accessToken: token } = await signIn(server.base);
   const system = 'http://example.org/bench/baseline';
   const concept = Array.from({ length: 1000 }, (_, i) => ({
@@ -159,7 +161,18 @@ async function baselineRss(server: Proc, words: string[]): Promise<number> {
       CONCURRENCY,
     );
   }
-  await eachOnce(Array<string>(600).fill(`${base}heart`), token, CONCURRENCY);
+  for (const c of [1, CONCURRENCY])
+    await eachOnce(Array<string>(c === 1 ? 200 : 600).fill(`${base}heart`), token, c);
+  // The loads at full speed grow the heap (garbage a server keeps until its next full collection) as they do on
+  // the 1M system: leaving them out would count that growth as the index's.
+  const headers = { authorization: `Bearer ${token}` };
+  const spec = { connections: bench.connections, headers };
+  for (const url of [
+    `${base}B543`,
+    `${base.replace(/&count=20&filter=$/, '')}&offset=900&count=100`,
+    `${base}heart`,
+  ])
+    await measure({ ...spec, url }, bench.plan);
   await new Promise((r) => setTimeout(r, 15000));
   return server.rssMiB() ?? 0;
 }
@@ -188,7 +201,7 @@ export async function expand1mScenario(
   // set, so what the requests themselves grow (heap, compiled code, caches) is in it, and only the 1M index is not.
   // After the import the index is read back in the background right at start, so no RSS taken later can serve.
   server = await startFhirServer('A', sdb, { LOAD_CORE_TERMINOLOGY: 'false' });
-  const rssBaseline = await baselineRss(server, words);
+  const rssBaseline = await baselineRss(bench, server, words);
   await server.stop();
   const env: Record<string, string | undefined> = {
     ...process.env,
