@@ -575,6 +575,8 @@ function wholeSystemPage(src: CodeSystemIndex, f: PreparedFilter, need: number):
 
   let startsTotal: number;
   let starts: Int32Array;
+  // The concepts matching every word (several distinct words), computed once: a scratch view, consumed below.
+  const matches = f.distinct.length > 1 ? src.matchRanges(ranges) : undefined;
   if (nOrdered === 1) {
     startsTotal = src.firstWordCount(lastRange) - (codeOrd >= 0 && isStart(codeOrd) ? 1 : 0);
     starts = src.firstWordSmallest(lastRange, Math.min(need, startsTotal), codeOrd);
@@ -582,7 +584,11 @@ function wholeSystemPage(src: CodeSystemIndex, f: PreparedFilter, need: number):
     startsTotal = 0;
     starts = NO_ORDINALS;
   } else {
-    const cands = src.firstWordPostings(exactIds[0]);
+    // A display that starts with the filter matches every filter word, so the starts are among the matches as
+    // much as among the displays beginning with the first word: test the shorter list (each test reads the
+    // concept's words, a cache miss or two at a million concepts; the matches of two words are usually fewer).
+    const byFirst = src.firstWordPostings(exactIds[0]);
+    const cands = matches && matches.length < byFirst.length ? matches : byFirst;
     const keep: number[] = [];
     startsTotal = 0;
     for (let j = 0; j < cands.length; j++) {
@@ -608,7 +614,7 @@ function wholeSystemPage(src: CodeSystemIndex, f: PreparedFilter, need: number):
       }
     }
   } else {
-    const cands = src.matchRanges(ranges); // scratch: consumed here
+    const cands = matches!;
     let matched = 0;
     for (let j = 0; j < cands.length; j++) {
       const ord = cands[j];
