@@ -5,14 +5,6 @@
 // `script-src 'self'` Content-Security-Policy allows it).
 import crypto from 'node:crypto';
 import type { Express } from 'express';
-import {
-  css,
-  editorWorkerService,
-  favicon,
-  graphqlWorker,
-  js,
-  jsonWorker,
-} from '@graphql-yoga/render-graphiql/graphiql';
 import { GRAPHIQL_CLIENT_SCRIPT } from './graphiql-client.js';
 
 /** What the page shows first: one operation per capability, and how to authorize. */
@@ -45,32 +37,33 @@ mutation RunBot {
 
 type Asset = { body: Buffer; type: string };
 
-const assetList: Array<[string, string, string]> = [
-  ['graphiql.js', js, 'text/javascript; charset=utf-8'],
-  ['graphiql.css', css, 'text/css; charset=utf-8'],
-  ['client.js', GRAPHIQL_CLIENT_SCRIPT, 'text/javascript; charset=utf-8'],
-  ['editorWorkerService.worker.js', editorWorkerService, 'text/javascript; charset=utf-8'],
-  ['json.worker.js', jsonWorker, 'text/javascript; charset=utf-8'],
-  ['graphql.worker.js', graphqlWorker, 'text/javascript; charset=utf-8'],
-];
-
-let assets: Map<string, Asset> | undefined;
+let assets: Promise<Map<string, Asset>> | undefined;
 let version = '';
 
-/** The assets by file name, built on first use (the package's strings are ~9 MB; most servers never need them). */
-function loadAssets(): Map<string, Asset> {
-  if (!assets) {
+/** The assets by file name, loaded on first use: importing the package keeps its ~9 MB of strings, twice over
+ * (module source and parsed strings, ~28 MB of heap), in every server, and most never serve GraphiQL. */
+function loadAssets(): Promise<Map<string, Asset>> {
+  assets ??= import('@graphql-yoga/render-graphiql/graphiql').then((g) => {
+    const list: Array<[string, string, string]> = [
+      ['graphiql.js', g.js, 'text/javascript; charset=utf-8'],
+      ['graphiql.css', g.css, 'text/css; charset=utf-8'],
+      ['client.js', GRAPHIQL_CLIENT_SCRIPT, 'text/javascript; charset=utf-8'],
+      ['editorWorkerService.worker.js', g.editorWorkerService, 'text/javascript; charset=utf-8'],
+      ['json.worker.js', g.jsonWorker, 'text/javascript; charset=utf-8'],
+      ['graphql.worker.js', g.graphqlWorker, 'text/javascript; charset=utf-8'],
+    ];
     const hash = crypto.createHash('sha256');
-    assets = new Map();
-    for (const [name, text, type] of assetList) {
+    const out = new Map<string, Asset>();
+    for (const [name, text, type] of list) {
       const body = Buffer.from(text, 'utf8');
       hash.update(body);
-      assets.set(name, { body, type });
+      out.set(name, { body, type });
     }
-    const icon = /^data:([^;]+);base64,(.*)$/.exec(favicon);
-    if (icon) assets.set('favicon.ico', { body: Buffer.from(icon[2], 'base64'), type: icon[1] });
+    const icon = /^data:([^;]+);base64,(.*)$/.exec(g.favicon);
+    if (icon) out.set('favicon.ico', { body: Buffer.from(icon[2], 'base64'), type: icon[1] });
     version = hash.digest('hex').slice(0, 12);
-  }
+    return out;
+  });
   return assets;
 }
 
@@ -82,8 +75,11 @@ const escapeHtml = (s: string) =>
 
 /** The HTML page (yoga's `renderGraphiQL` option); `basePath` is BASE_URL's path ("/" by default). Options travel
  * as JSON in a data attribute, not in an inline script. */
-export function renderGraphiQLPage(basePath: string, options: Record<string, unknown>): string {
-  loadAssets();
+export async function renderGraphiQLPage(
+  basePath: string,
+  options: Record<string, unknown>,
+): Promise<string> {
+  await loadAssets();
   const a = (name: string) => `${basePath}graphql/assets/${name}?v=${version}`;
   const config = escapeHtml(
     JSON.stringify({
@@ -126,8 +122,8 @@ export function renderGraphiQLPage(basePath: string, options: Record<string, unk
 
 /** Registers GET /graphql/assets/<name> (before yoga, which owns /graphql). Versioned URLs: cached for a year. */
 export function registerGraphiQLAssets(app: Express): void {
-  app.get('/graphql/assets/:name', (req, res) => {
-    const asset = loadAssets().get(req.params.name);
+  app.get('/graphql/assets/:name', async (req, res) => {
+    const asset = (await loadAssets()).get(req.params.name);
     if (!asset) {
       res.status(404).type('text/plain').send('Not found');
       return;
