@@ -2,7 +2,7 @@
 import express, { type Express, type IRouter, type RequestHandler } from 'express';
 import { requestLogger } from './request-log.js';
 import { mountGraphql } from './graphql-endpoint.js';
-import { jsonBodyParser } from './json-body.js';
+import { FHIR_JSON_TYPES, jsonBodyParser } from './json-body.js';
 import type { EventLoopWatchdog } from './event-loop.js';
 import type { HttpApi } from './api.js';
 import { authenticate } from './middleware.js';
@@ -35,7 +35,7 @@ export function createExpressApp(
   const jsonParser = jsonBodyParser({
     limit,
     maxDepth: api.config.jsonMaxDepth,
-    type: ['application/json', 'application/fhir+json', 'application/*+json'],
+    type: FHIR_JSON_TYPES,
   });
 
   const startRequest = requestLogger(api);

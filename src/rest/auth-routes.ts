@@ -10,7 +10,7 @@ import { asyncHandler, requireAuth } from './middleware.js';
 import { oauthRouter } from './oauth-routes.js';
 import type { FeatureRoutes } from './app.js';
 import { fhirBaseUrl } from '../config.js';
-import { jsonBodyParser } from './json-body.js';
+import { FHIR_JSON_TYPES, jsonBodyParser } from './json-body.js';
 
 const LoginDoc = graphql(`
   mutation RestLogin(
@@ -194,7 +194,7 @@ export const authRoutes: FeatureRoutes = (r, _base, api) => {
     jsonBodyParser({
       limit: api.config.authBodyLimit,
       maxDepth: api.config.jsonMaxDepth,
-      type: ['application/json', 'application/fhir+json', 'application/*+json'],
+      type: FHIR_JSON_TYPES,
     }),
   );
   const oauth = oauthRouter();

@@ -68,6 +68,9 @@ function parseFailed(err: unknown): Error {
   return new BodyError((err as Error).message, 'entity.parse.failed');
 }
 
+/** The content types the FHIR and /auth routes read as JSON. */
+export const FHIR_JSON_TYPES = ['application/json', 'application/fhir+json', 'application/*+json'];
+
 /** A JSON body parser (UTF-8, as FHIR requires) with the depth and NUL checks, for the given content types. */
 export function jsonBodyParser(opts: {
   limit: string | number;
