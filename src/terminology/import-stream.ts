@@ -11,6 +11,7 @@ import type { CodeSystemConcept, CodeSystemResource, ConceptInput } from './engi
 import { EXCLUSIVE_BATCH_ROWS, insertBatchSize, type ConceptGenerations } from './generations.js';
 import { validateCodeSystem, validateCodeSystemSteps } from './repository.js';
 import { writeCodeSystemInParts } from './resource-write.js';
+import { MIN_FILE_CONCEPTS } from './service.js';
 import type { ImportItem } from './import-scan.js';
 import {
   writeImportedIndex,
@@ -23,9 +24,6 @@ import {
 export class StreamFallback extends Error {}
 
 type StreamedItem = Extract<ImportItem, { head: unknown }>;
-
-/** Smallest CodeSystem whose index file the import writes (as for a CodeSystem parsed whole). */
-const INDEX_FILE_MIN_CONCEPTS = 10_000;
 
 /** Imports one streamed CodeSystem (see the file comment). Throws ApiError when it is refused (nothing written),
  * StreamFallback when it must be read whole. */
@@ -92,7 +90,7 @@ export async function importStreamedCodeSystem(
     onProgress: progress.onConcepts,
     exclusive: options.exclusive,
   });
-  if (url && saved.concepts >= INDEX_FILE_MIN_CONCEPTS && options.indexDir)
+  if (url && saved.concepts >= MIN_FILE_CONCEPTS && options.indexDir)
     await writeImportedIndex(db, options.indexDir, saved.id, cs, builder);
   const done: ImportedResource = {
     type: 'CodeSystem',

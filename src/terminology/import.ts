@@ -13,7 +13,7 @@ import { ApiError } from '../core/errors.js';
 import { flattenCodeSystemConcepts } from './engine/flatten.js';
 import type { CodeSystemResource, ConceptInput } from './engine/types.js';
 import { validateCodeSystem, validateValueSet, type TerminologyType } from './repository.js';
-import { CHANGED_CHANNEL } from './service.js';
+import { CHANGED_CHANNEL, MIN_FILE_CONCEPTS } from './service.js';
 import { ConceptGenerations } from './generations.js';
 import { writeTerminologyResource } from './resource-write.js';
 import { readImportItems, readResources } from './import-scan.js';
@@ -152,7 +152,7 @@ async function importOne(
     onProgress: progress.onConcepts,
     exclusive: options.exclusive,
   });
-  if (concepts && concepts.length >= 10_000 && options.indexDir) {
+  if (concepts && concepts.length >= MIN_FILE_CONCEPTS && options.indexDir) {
     await writeImportedIndex(
       db,
       options.indexDir,

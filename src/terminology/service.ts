@@ -72,8 +72,8 @@ export interface TerminologyServiceOptions {
   valueSetMaxEntries?: number;
 }
 
-/** Smaller code systems build in a few milliseconds: no file for them. */
-const MIN_FILE_CONCEPTS = 10_000;
+/** Smaller code systems build in a few milliseconds: no index file for them (the server's or the import's). */
+export const MIN_FILE_CONCEPTS = 10_000;
 
 /** An index file's name for a CodeSystem row, and the stamp that says which stored version it holds. */
 export function indexFileOf(dir: string, id: string): string {
