@@ -57,6 +57,22 @@ export async function prepareCodeSystem(cs: CodeSystemResource): Promise<Concept
   return rows;
 }
 
+/** Refuses an update of a row the project cannot write (run before the concepts are written, and again in the
+ * transaction that publishes them). */
+async function checkTarget(
+  sql: Database['sql'],
+  type: TerminologyType,
+  opts: Pick<WriteOptions, 'id' | 'projectId'>,
+): Promise<void> {
+  if (opts.id && opts.projectId)
+    assertWritable(type, opts.id, await selectVisible(sql, type, opts.id, opts.projectId));
+}
+
+/** Concept rows per INSERT statement. */
+function batchRows(db: Database, opts: Pick<WriteOptions, 'exclusive'>): number {
+  return opts.exclusive ? EXCLUSIVE_BATCH_ROWS : insertBatchSize(db);
+}
+
 /** Creates or replaces a CodeSystem/ValueSet (see the file comment). */
 export async function writeTerminologyResource(
   db: Database,
@@ -66,15 +82,11 @@ export async function writeTerminologyResource(
   opts: WriteOptions,
 ): Promise<Saved> {
   const rows = type === 'CodeSystem' ? (opts.concepts ?? []) : [];
-  const checkTarget = async (sql: Database['sql']) => {
-    if (opts.id && opts.projectId)
-      assertWritable(type, opts.id, await selectVisible(sql, type, opts.id, opts.projectId));
-  };
-  const batch = opts.exclusive ? EXCLUSIVE_BATCH_ROWS : insertBatchSize(db);
+  const batch = batchRows(db, opts);
   if (type === 'ValueSet' || rows.length <= batch) {
     let replaced = false;
     const saved = await db.transaction(async (sql) => {
-      await checkTarget(sql);
+      await checkTarget(sql, type, opts);
       let generation: { id: string; count: number } | undefined;
       if (type === 'CodeSystem') {
         const target =
@@ -104,8 +116,7 @@ export async function writeTerminologyResource(
     return saved;
   }
 
-  const saved = await writeGeneration(db, generations, type, resource, oneBatch(rows), opts);
-  return saved;
+  return writeCodeSystemInParts(db, generations, resource, oneBatch(rows), opts);
 }
 
 async function* oneBatch(rows: ConceptInput[]): AsyncGenerator<ConceptInput[]> {
@@ -121,24 +132,10 @@ export async function writeCodeSystemInParts(
   parts: AsyncIterable<ConceptInput[]>,
   opts: Omit<WriteOptions, 'concepts'>,
 ): Promise<Saved & { concepts: number }> {
-  return writeGeneration(db, generations, 'CodeSystem', resource, parts, opts);
-}
-
-async function writeGeneration(
-  db: Database,
-  generations: ConceptGenerations,
-  type: TerminologyType,
-  resource: Record<string, unknown>,
-  parts: AsyncIterable<ConceptInput[]>,
-  opts: WriteOptions,
-): Promise<Saved & { concepts: number }> {
-  const checkTarget = async (sql: Database['sql']) => {
-    if (opts.id && opts.projectId)
-      assertWritable(type, opts.id, await selectVisible(sql, type, opts.id, opts.projectId));
-  };
-  const batch = opts.exclusive ? EXCLUSIVE_BATCH_ROWS : insertBatchSize(db);
+  const type = 'CodeSystem';
+  const batch = batchRows(db, opts);
   // Refused before the concepts are written, not after.
-  await checkTarget(db.sql);
+  await checkTarget(db.sql, type, opts);
   const target =
     opts.id ??
     (opts.replaceSame ? await sameUrlVersion(db.sql, type, opts.projectId, resource, false) : undefined);
@@ -179,7 +176,7 @@ async function writeGeneration(
       }
     }
     const saved = await db.transaction(async (sql) => {
-      await checkTarget(sql);
+      await checkTarget(sql, type, opts);
       if (opts.replaceSame && !opts.id) {
         const now = await sameUrlVersion(sql, type, opts.projectId, resource, true);
         if (now !== target) {
