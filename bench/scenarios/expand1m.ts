@@ -91,25 +91,19 @@ interface LoopResult {
   statuses: Record<string, number>;
 }
 
-/** Sends each url once, `concurrency` at a time (keep-alive fetch), and reports latency percentiles. */
-async function eachOnce(urls: string[], token: string, concurrency: number): Promise<LoopResult> {
+/** Sends each url once, one at a time (keep-alive fetch: what one typist sees), and reports latency percentiles. */
+async function oneAtATime(urls: string[], token: string): Promise<LoopResult> {
   const lat: number[] = [];
   const statuses: Record<string, number> = {};
-  let next = 0;
   const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < urls.length) {
-        const url = urls[next++];
-        const s = performance.now();
-        const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-        await res.arrayBuffer();
-        const ms = performance.now() - s;
-        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-        if (res.status === 200) lat.push(ms);
-      }
-    }),
-  );
+  for (const url of urls) {
+    const s = performance.now();
+    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+    await res.arrayBuffer();
+    const ms = performance.now() - s;
+    statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+    if (res.status === 200) lat.push(ms);
+  }
   const wall = performance.now() - t0;
   lat.sort((a, b) => a - b);
   const pct = (p: number) =>
@@ -125,16 +119,116 @@ async function eachOnce(urls: string[], token: string, concurrency: number): Pro
   };
 }
 
-function loopNote(r: LoopResult, concurrency: number): string {
+function loopNote(r: LoopResult): string {
   return (
-    `${r.ok}/${r.n} requests, ${concurrency} at a time: p50 ${fmt(r.p50, 2)} ` +
+    `${r.ok}/${r.n} requests, one at a time: p50 ${fmt(r.p50, 2)} ` +
     `p95 ${fmt(r.p95, 2)} p99 ${fmt(r.p99, 2)} ms, ${fmt(r.rps)} req/s; statuses ${JSON.stringify(r.statuses)}`
   );
 }
 
-/** Settled RSS (MiB) of a server after the scenario's requests on a small code system: the new filters (one at a
- * time, then 16 at a time) and the same three fixed requests (exact code, a deep page, a cached filter; one at a
- * time, then at full speed): the baseline for the index's own memory. */
+/**
+ * What the scenario sends, on the 1M value set (`record`: rows and goals) and, the same, on a small one for the RSS
+ * baseline: new filters (one-word, then two-word), each sent once, 200 one at a time and the rest 16 at a time with
+ * autocannon; then exact code, a deep page and a cached filter, 200 one at a time, then at full speed.
+ */
+async function requestMix(
+  bench: Bench,
+  token: string,
+  words: string[],
+  urls: { filter: (f: string) => string; exact: string; deep: string; cached: string },
+  record: boolean,
+): Promise<void> {
+  const headers = { authorization: `Bearer ${token}` };
+  const say = (text: string) => record && process.stderr.write(text);
+  const { one, two } = filterLists(words);
+  const concurrent: Array<[string, LoadResult]> = [];
+  for (const [name, list] of [
+    ['new one-word filters count=20', one],
+    ['new two-word filters count=20', two],
+  ] as const) {
+    // The same filter twice would be answered from the result cache: every filter is sent once. One at a time is
+    // the server's own time per new filter (what one typist sees); 16 at a time with autocannon (many typists; a
+    // client cheap enough that the server's cost shows).
+    const label = `${name} @1`;
+    say(`  ${bench.db} ${SECTION}: ${label} ...`);
+    const r = await oneAtATime(list.slice(0, 200).map(urls.filter), token);
+    say(` p50 ${fmt(r.p50, 2)} p95 ${fmt(r.p95, 2)} p99 ${fmt(r.p99, 2)} ms\n`);
+    if (record) {
+      bench.add({ section: SECTION, name: label, status: r.ok === r.n ? 'ok' : 'error', note: loopNote(r) });
+      bench.goal(
+        `$expand 1M ${label}: p50 < 2 ms, p95 < 5 ms`,
+        `p50 ${fmt(r.p50, 2)}, p95 ${fmt(r.p95, 2)}, p99 ${fmt(r.p99, 2)} ms`,
+        r.p50 < 2 && r.p95 < 5 ? 'PASS' : 'FAIL',
+      );
+    }
+    const paths = list.slice(200).map((f) => pathOf(urls.filter(f)));
+    const label16 = `${name} @${CONCURRENCY}, each once (${paths.length})`;
+    say(`  ${bench.db} ${SECTION}: ${label16} ...`);
+    const load = await eachPathOnce({ url: urls.cached, headers, connections: CONCURRENCY, paths });
+    say(` ${fmt(load.rps)} req/s p50 ${fmt(load.p50, 2)} p99 ${fmt(load.p99, 2)} ms\n`);
+    if (record) {
+      bench.rows.push({
+        section: SECTION,
+        name: label16,
+        db: bench.db,
+        status: load.ok === paths.length ? 'ok' : 'error',
+        load,
+        note: `statuses ${JSON.stringify(load.statusCodes)}`,
+      });
+      concurrent.push([label16, load]);
+    }
+  }
+  // One at a time: the latency one user sees (the goals); then autocannon at 16 connections.
+  const fixed: Array<[string, string, number]> = [
+    ['filter=C054321 (exact code) count=20', urls.exact, 2],
+    ['offset=900000 count=100', urls.deep, 5],
+    ['filter=heart repeated (cached) count=20', urls.cached, 2],
+  ];
+  for (const [name, u, limit] of fixed) {
+    const r = await oneAtATime(Array<string>(200).fill(u), token);
+    if (!record) continue;
+    bench.add({
+      section: SECTION,
+      name: `${name} @1`,
+      status: r.ok === r.n ? 'ok' : 'error',
+      note: loopNote(r),
+    });
+    bench.goal(
+      `$expand 1M ${name} @1: p50 < ${limit} ms`,
+      `p50 ${fmt(r.p50, 2)}, p95 ${fmt(r.p95, 2)}, p99 ${fmt(r.p99, 2)} ms`,
+      r.p50 < limit ? 'PASS' : 'FAIL',
+    );
+  }
+  // At 16 connections a p50 is 16 requests' worth of two shared cores (the client's included): bare Express
+  // itself is near or over 2 ms here. These rows are reported as throughput, against the Express ceiling and, for
+  // new filters, against the cached filter at the same concurrency.
+  let cached: LoadResult | undefined;
+  for (const [name, u] of fixed) {
+    if (!record) {
+      await measure({ connections: bench.connections, headers, url: u }, bench.plan);
+      continue;
+    }
+    const row = await bench.load(SECTION, name, { url: u, headers });
+    if (!row.load) continue;
+    if (u === urls.cached) cached = row.load;
+    bench.goal(
+      `$expand 1M ${name} @${CONCURRENCY} (autocannon): reported (throughput against bare Express)`,
+      `${fmt(row.load.rps)} req/s${row.ratioExpress ? ` = ${fmt(row.ratioExpress, 2)}x Express` : ''}, p50 ${fmt(row.load.p50, 2)}, p99 ${fmt(row.load.p99, 2)} ms`,
+      'N/A',
+    );
+  }
+  for (const [label, n] of concurrent)
+    bench.goal(
+      `$expand 1M ${label}: reported (against the cached filter @${CONCURRENCY})`,
+      cached
+        ? `${fmt(n.rps)} vs ${fmt(cached.rps)} req/s (${fmt(n.rps / cached.rps, 2)}x), p50 ${fmt(n.p50, 2)} vs ${fmt(cached.p50, 2)} ms, p99 ${fmt(n.p99, 2)} ms`
+        : `${fmt(n.rps)} req/s, p50 ${fmt(n.p50, 2)}, p99 ${fmt(n.p99, 2)} ms`,
+      'N/A',
+    );
+}
+
+/** Settled RSS (MiB) of a server after the scenario's requests (requestMix) on a small code system: the baseline
+ * for the index's own memory. */
 async function baselineRss(bench: Bench, server: Proc, words: string[]): Promise<number> {
   const { accessToken: token } = await signIn(server.base);
   const system = 'http://example.org/bench/baseline';
@@ -153,27 +247,17 @@ async function baselineRss(bench: Bench, server: Proc, words: string[]): Promise
     const r = await request(server.base, 'POST', `fhir/R4/${body.resourceType}`, { token, body });
     if (r.status !== 201) throw new Error(`baseline: POST ${body.resourceType}: ${describe(r)}`);
   }
-  const base = `${server.base}fhir/R4/ValueSet/$expand?url=${encodeURIComponent(vs.url)}&count=20&filter=`;
-  const headers = { authorization: `Bearer ${token}` };
-  const { one, two } = filterLists(words);
-  for (const list of [one, two]) {
-    await eachOnce(
-      list.slice(0, 200).map((f) => base + encodeURIComponent(f)),
-      token,
-      1,
-    );
-    const paths = list.slice(200).map((f) => pathOf(base + encodeURIComponent(f)));
-    await eachPathOnce({ url: base, headers, connections: CONCURRENCY, paths });
-  }
+  const base = `${server.base}fhir/R4/ValueSet/$expand?url=${encodeURIComponent(vs.url)}`;
+  const filter = (f: string) => `${base}&filter=${encodeURIComponent(f)}&count=20`;
   // The loads at full speed grow the heap (garbage a server keeps until its next full collection) as they do on
-  // the 1M system: leaving them out would count that growth as the index's.
-  const fixed = [
-    `${base}B543`,
-    `${base.replace(/&count=20&filter=$/, '')}&offset=900&count=100`,
-    `${base}heart`,
-  ];
-  for (const url of fixed) await eachOnce(Array<string>(200).fill(url), token, 1);
-  for (const url of fixed) await measure({ connections: bench.connections, headers, url }, bench.plan);
+  // the 1M system: the same requests, or that growth would count as the index's.
+  await requestMix(
+    bench,
+    token,
+    words,
+    { filter, exact: filter('B543'), deep: `${base}&offset=900&count=100`, cached: filter('heart') },
+    false,
+  );
   await new Promise((r) => setTimeout(r, 15000));
   return server.rssMiB() ?? 0;
 }
@@ -282,91 +366,19 @@ export async function expand1mScenario(
         : `all ${Object.keys(expected.filters).length} match`,
     });
 
-    const { one, two } = filterLists(words);
-    const url = (f: string) => `${base}&filter=${encodeURIComponent(f)}&count=20`;
-    const loops: Array<[string, string[]]> = [
-      ['new one-word filters count=20', one],
-      ['new two-word filters count=20', two],
-    ];
-    const headers = { authorization: `Bearer ${token}` };
-    const concurrent: Array<[string, LoadResult]> = [];
-    for (const [name, list] of loops) {
-      // A part of each list one at a time (the server's own time per new filter, what one typist sees), the rest
-      // 16 at a time with autocannon (many typists; a client cheap enough that the server's cost shows); every
-      // filter is sent once, so none is answered from the result cache.
-      const label = `${name} @1`;
-      process.stderr.write(`  ${db.kind} ${SECTION}: ${label} ...`);
-      const r = await eachOnce(list.slice(0, 200).map(url), token, 1);
-      process.stderr.write(` p50 ${fmt(r.p50, 2)} p95 ${fmt(r.p95, 2)} p99 ${fmt(r.p99, 2)} ms\n`);
-      bench.add({
-        section: SECTION,
-        name: label,
-        status: r.ok === r.n ? 'ok' : 'error',
-        note: loopNote(r, 1),
-      });
-      bench.goal(
-        `$expand 1M ${label}: p50 < 2 ms, p95 < 5 ms`,
-        `p50 ${fmt(r.p50, 2)}, p95 ${fmt(r.p95, 2)}, p99 ${fmt(r.p99, 2)} ms`,
-        r.p50 < 2 && r.p95 < 5 ? 'PASS' : 'FAIL',
-      );
-      const paths = list.slice(200).map((f) => pathOf(url(f)));
-      const label16 = `${name} @${CONCURRENCY}, each once (${paths.length})`;
-      process.stderr.write(`  ${db.kind} ${SECTION}: ${label16} ...`);
-      const load = await eachPathOnce({ url: base, headers, connections: CONCURRENCY, paths });
-      process.stderr.write(` ${fmt(load.rps)} req/s p50 ${fmt(load.p50, 2)} p99 ${fmt(load.p99, 2)} ms\n`);
-      bench.rows.push({
-        section: SECTION,
-        name: label16,
-        db: bench.db,
-        status: load.ok === paths.length ? 'ok' : 'error',
-        load,
-        note: `statuses ${JSON.stringify(load.statusCodes)}`,
-      });
-      concurrent.push([label16, load]);
-    }
-    // Exact code, a deep page and the cached filter: one at a time (the latency one user sees: the goals), then
-    // at full speed with autocannon at 16 connections (throughput, against the Express ceiling of this run).
-    const fixed: Array<[string, string, number]> = [
-      ['filter=C054321 (exact code) count=20', url('C054321'), 2],
-      ['offset=900000 count=100', `${base}&offset=900000&count=100`, 5],
-      ['filter=heart repeated (cached) count=20', url('heart'), 2],
-    ];
-    for (const [name, u, limit] of fixed) {
-      const r = await eachOnce(Array<string>(200).fill(u), token, 1);
-      bench.add({
-        section: SECTION,
-        name: `${name} @1`,
-        status: r.ok === r.n ? 'ok' : 'error',
-        note: loopNote(r, 1),
-      });
-      bench.goal(
-        `$expand 1M ${name} @1: p50 < ${limit} ms`,
-        `p50 ${fmt(r.p50, 2)}, p95 ${fmt(r.p95, 2)}, p99 ${fmt(r.p99, 2)} ms`,
-        r.p50 < limit ? 'PASS' : 'FAIL',
-      );
-    }
-    // At 16 connections a p50 is 16 requests' worth of two shared cores (the client's included): bare Express
-    // itself is near or over 2 ms here. These rows are reported as throughput, against the Express ceiling and, for
-    // new filters, against the cached filter at the same concurrency.
-    let cached: LoadResult | undefined;
-    for (const [name, u] of fixed) {
-      const row = await bench.load(SECTION, name, { url: u, headers });
-      if (!row.load) continue;
-      if (u === url('heart')) cached = row.load;
-      bench.goal(
-        `$expand 1M ${name} @${CONCURRENCY} (autocannon): reported (throughput against bare Express)`,
-        `${fmt(row.load.rps)} req/s${row.ratioExpress ? ` = ${fmt(row.ratioExpress, 2)}x Express` : ''}, p50 ${fmt(row.load.p50, 2)}, p99 ${fmt(row.load.p99, 2)} ms`,
-        'N/A',
-      );
-    }
-    for (const [label, n] of concurrent)
-      bench.goal(
-        `$expand 1M ${label}: reported (against the cached filter @${CONCURRENCY})`,
-        cached
-          ? `${fmt(n.rps)} vs ${fmt(cached.rps)} req/s (${fmt(n.rps / cached.rps, 2)}x), p50 ${fmt(n.p50, 2)} vs ${fmt(cached.p50, 2)} ms, p99 ${fmt(n.p99, 2)} ms`
-          : `${fmt(n.rps)} req/s, p50 ${fmt(n.p50, 2)}, p99 ${fmt(n.p99, 2)} ms`,
-        'N/A',
-      );
+    const filter = (f: string) => `${base}&filter=${encodeURIComponent(f)}&count=20`;
+    await requestMix(
+      bench,
+      token,
+      words,
+      {
+        filter,
+        exact: filter('C054321'),
+        deep: `${base}&offset=900000&count=100`,
+        cached: filter('heart'),
+      },
+      true,
+    );
     await new Promise((r) => setTimeout(r, 15000));
     const settled = server.rssMiB() ?? 0;
     const peak = Math.max(peakDuring, peakMiB(server.pid) ?? 0);
