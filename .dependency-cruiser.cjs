@@ -1,24 +1,26 @@
-// `npm run check:deps`: the dependency rule of README "Development", by layer rather than by file. Type-only
+// `npm run check:deps`: the dependency rule (docs/architecture.md), by layer rather than by file. Type-only
 // imports count too (tsPreCompilationDeps). From the bottom:
 //   core      src/core/ and src/config.ts            imports nothing of ours
 //   db        src/db/                                -> core
 //   fhir      src/fhir/: the resource model          -> core (FHIR shapes, the store contract, the registry)
 //   features  every other folder (auth, bots, ...)   -> core, db, fhir
-//             the GraphQL side of a feature or of fhir (graphql.ts, graphql-*.ts) also -> src/graphql (builder,
-//             context)
-//   graphql   src/graphql/                           -> core, db, fhir, features
-//   http      src/rest/                              -> core, fhir, graphql
-//   app       src/app/ and the files at src/ (server.ts, main.ts, ...)   -> anything; imported by nothing
+//   sides     a feature's (or fhir's) GraphQL side: graphql.ts, graphql-*.ts  -> also src/graphql (builder, context)
+//   graphql   src/graphql/                           -> core, db, fhir, features and their GraphQL sides
+//   http      src/rest/: HTTP plumbing               -> core, db, fhir, graphql
+//   sides     a feature's (or fhir's) HTTP side: routes.ts, *-routes.ts, feature.ts  -> also src/rest, src/graphql
+//   app       the files at src/ (server.ts, main.ts, ...)   -> anything; imported by nothing
 // A feature never imports another feature (its process entry, a *-cli.ts file, may: it assembles a small app).
 
 /** The layers that are not features. */
-const LAYERS = 'core|db|fhir|graphql|rest|app|generated';
+const LAYERS = 'core|db|fhir|graphql|rest|generated';
 /** A folder that is no layer of its own is a feature. */
 const FEATURE = `^src/(?!(?:${LAYERS})/)[^/]+/`;
 /** The GraphQL side of a feature or of the resource model. */
-const FEATURE_GRAPHQL = '^src/(?!(?:core|db|graphql|rest|app|generated)/)[^/]+/graphql(\\.|-[^/]*\\.)ts$';
-/** The app: src/app/ and the files directly in src/ other than config.ts. */
-const APP = '^src/(app/|(?!config\\.ts$)[^/]+\\.ts$)';
+const FEATURE_GRAPHQL = '^src/(?!(?:core|db|graphql|rest|generated)/)[^/]+/graphql(\\.|-[^/]*\\.)ts$';
+/** The HTTP side of a feature or of the resource model: its routes and its wiring (feature.ts). */
+const FEATURE_HTTP = '^src/(?!(?:core|db|graphql|rest|generated)/)[^/]+/(routes|[^/]+-routes|feature)\\.ts$';
+/** The app: the files directly in src/ other than config.ts. */
+const APP = '^src/(?!config\\.ts$)[^/]+\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -47,8 +49,10 @@ module.exports = {
     {
       name: 'fhir-on-core',
       severity: 'error',
-      comment: 'The resource model (src/fhir) imports core and config; its GraphQL side also src/graphql.',
-      from: { path: '^src/fhir/', pathNot: FEATURE_GRAPHQL },
+      comment:
+        'The resource model (src/fhir) imports core and config; its GraphQL side also src/graphql, its HTTP side ' +
+        'also src/rest.',
+      from: { path: '^src/fhir/', pathNot: [FEATURE_GRAPHQL, FEATURE_HTTP] },
       to: { path: '^src/', pathNot: '^src/(core/|fhir/|config\\.ts$)' },
     },
     {
@@ -56,8 +60,8 @@ module.exports = {
       severity: 'error',
       comment:
         "A feature's domain code imports core, config, db, fhir and its own folder: no GraphQL, HTTP, app.",
-      from: { path: FEATURE, pathNot: FEATURE_GRAPHQL },
-      to: { path: `^src/(graphql|rest)/|${APP}|${FEATURE_GRAPHQL}` },
+      from: { path: FEATURE, pathNot: [FEATURE_GRAPHQL, FEATURE_HTTP] },
+      to: { path: `^src/(graphql|rest)/|${APP}|${FEATURE_GRAPHQL}|${FEATURE_HTTP}` },
     },
     {
       name: 'feature-graphql-on-the-builder',
@@ -65,7 +69,16 @@ module.exports = {
       comment:
         'The GraphQL side adds to the builder and reads the context; it never imports HTTP or the app.',
       from: { path: FEATURE_GRAPHQL },
-      to: { path: `^src/rest/|${APP}` },
+      to: { path: `^src/rest/|${APP}|${FEATURE_HTTP}` },
+    },
+    {
+      name: 'feature-http-on-rest',
+      severity: 'error',
+      comment:
+        "A feature's HTTP side (routes, wiring) translates requests into GraphQL operations with the src/rest " +
+        "plumbing; only the app and the same feature's HTTP side import it.",
+      from: { path: '^src/', pathNot: [APP, FEATURE_HTTP] },
+      to: { path: FEATURE_HTTP },
     },
     {
       name: 'features-apart',
@@ -80,15 +93,20 @@ module.exports = {
       severity: 'error',
       comment: 'src/graphql assembles the features; it never imports the HTTP layer or the app.',
       from: { path: '^src/graphql/' },
-      to: { path: `^src/rest/|${APP}` },
+      to: { path: `^src/rest/|${APP}|${FEATURE_HTTP}` },
     },
     {
       name: 'http-on-graphql',
       severity: 'error',
       comment:
-        'src/rest translates HTTP into GraphQL operations: it imports core, config, fhir and src/graphql.',
+        'src/rest is HTTP plumbing: it imports core, config, fhir and src/graphql, and db for the Feature ' +
+        'contract (a feature is built on the database); never a feature.',
       from: { path: '^src/rest/' },
-      to: { path: '^src/', pathNot: '^src/(core/|fhir/|graphql/|rest/|generated/|config\\.ts$)' },
+      to: {
+        path: '^src/',
+        pathNot:
+          '^src/(core/|db/|fhir/(?!(?:routes|[^/]+-routes|feature)\\.ts$)|graphql/|rest/|generated/|config\\.ts$)',
+      },
     },
     {
       name: 'app-on-top',

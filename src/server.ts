@@ -17,11 +17,11 @@ import { createHttpServer } from './rest/http-server.js';
 import { limitConnectionsPerAddress } from './rest/connection-limit.js';
 import { closeConnectionsWhenDraining, drain } from './rest/drain.js';
 import { startEventLoopWatchdog } from './rest/event-loop.js';
-import type { Feature } from './app/feature.js';
-import { authFeature } from './app/auth.js';
-import { botsFeature } from './app/bots.js';
-import { fhirFeature } from './app/fhir.js';
-import { terminologyFeature } from './app/terminology.js';
+import type { Feature } from './rest/feature.js';
+import { authFeature } from './auth/feature.js';
+import { botsFeature } from './bots/feature.js';
+import { fhirFeature } from './fhir/feature.js';
+import { terminologyFeature } from './terminology/feature.js';
 
 export interface RunningServer {
   services: Services;

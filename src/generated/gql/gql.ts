@@ -14,6 +14,10 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
+    "\n  mutation RestToken(\n    $grantType: String!\n    $code: String\n    $codeVerifier: String\n    $clientId: String\n    $clientSecret: String\n    $refreshToken: String\n    $scope: String\n  ) {\n    token(\n      grantType: $grantType\n      code: $code\n      codeVerifier: $codeVerifier\n      clientId: $clientId\n      clientSecret: $clientSecret\n      refreshToken: $refreshToken\n      scope: $scope\n    )\n  }\n": typeof types.RestTokenDocument,
+    "\n  mutation RestLogout {\n    logout\n  }\n": typeof types.RestLogoutDocument,
+    "\n  query RestIntrospect($token: String!) {\n    introspect(token: $token)\n  }\n": typeof types.RestIntrospectDocument,
+    "\n  mutation RestRevokeToken($token: String!) {\n    revokeToken(token: $token)\n  }\n": typeof types.RestRevokeTokenDocument,
     "\n  mutation RestLogin(\n    $email: String!\n    $password: String!\n    $scope: String\n    $codeChallenge: String\n    $codeChallengeMethod: String\n    $projectId: String\n    $clientId: String\n  ) {\n    login(\n      email: $email\n      password: $password\n      scope: $scope\n      codeChallenge: $codeChallenge\n      codeChallengeMethod: $codeChallengeMethod\n      projectId: $projectId\n      clientId: $clientId\n    ) {\n      login\n      code\n    }\n  }\n": typeof types.RestLoginDocument,
     "\n  query RestMe {\n    me {\n      loginId\n      clientId\n      user {\n        id\n        email\n        firstName\n        lastName\n      }\n      project {\n        id\n        name\n      }\n      membership {\n        id\n        admin\n      }\n      sessions {\n        id\n        userAgent\n        remoteAddress\n        browser\n        os\n        authMethod\n        createdAt\n        lastUsed\n        current\n      }\n    }\n  }\n": typeof types.RestMeDocument,
     "\n  mutation RestRevokeSession($loginId: String!) {\n    revokeSession(loginId: $loginId)\n  }\n": typeof types.RestRevokeSessionDocument,
@@ -26,12 +30,12 @@ type Documents = {
     "\n  mutation RestCreate($resourceType: String!, $resource: JSON!) {\n    createResource(resourceType: $resourceType, resource: $resource)\n  }\n": typeof types.RestCreateDocument,
     "\n  mutation RestUpdate($resourceType: String!, $id: String!, $resource: JSON!) {\n    updateResource(resourceType: $resourceType, id: $id, resource: $resource)\n  }\n": typeof types.RestUpdateDocument,
     "\n  mutation RestDelete($resourceType: String!, $id: String!) {\n    deleteResource(resourceType: $resourceType, id: $id)\n  }\n": typeof types.RestDeleteDocument,
-    "\n  mutation RestToken(\n    $grantType: String!\n    $code: String\n    $codeVerifier: String\n    $clientId: String\n    $clientSecret: String\n    $refreshToken: String\n    $scope: String\n  ) {\n    token(\n      grantType: $grantType\n      code: $code\n      codeVerifier: $codeVerifier\n      clientId: $clientId\n      clientSecret: $clientSecret\n      refreshToken: $refreshToken\n      scope: $scope\n    )\n  }\n": typeof types.RestTokenDocument,
-    "\n  mutation RestLogout {\n    logout\n  }\n": typeof types.RestLogoutDocument,
-    "\n  query RestIntrospect($token: String!) {\n    introspect(token: $token)\n  }\n": typeof types.RestIntrospectDocument,
-    "\n  mutation RestRevokeToken($token: String!) {\n    revokeToken(token: $token)\n  }\n": typeof types.RestRevokeTokenDocument,
 };
 const documents: Documents = {
+    "\n  mutation RestToken(\n    $grantType: String!\n    $code: String\n    $codeVerifier: String\n    $clientId: String\n    $clientSecret: String\n    $refreshToken: String\n    $scope: String\n  ) {\n    token(\n      grantType: $grantType\n      code: $code\n      codeVerifier: $codeVerifier\n      clientId: $clientId\n      clientSecret: $clientSecret\n      refreshToken: $refreshToken\n      scope: $scope\n    )\n  }\n": types.RestTokenDocument,
+    "\n  mutation RestLogout {\n    logout\n  }\n": types.RestLogoutDocument,
+    "\n  query RestIntrospect($token: String!) {\n    introspect(token: $token)\n  }\n": types.RestIntrospectDocument,
+    "\n  mutation RestRevokeToken($token: String!) {\n    revokeToken(token: $token)\n  }\n": types.RestRevokeTokenDocument,
     "\n  mutation RestLogin(\n    $email: String!\n    $password: String!\n    $scope: String\n    $codeChallenge: String\n    $codeChallengeMethod: String\n    $projectId: String\n    $clientId: String\n  ) {\n    login(\n      email: $email\n      password: $password\n      scope: $scope\n      codeChallenge: $codeChallenge\n      codeChallengeMethod: $codeChallengeMethod\n      projectId: $projectId\n      clientId: $clientId\n    ) {\n      login\n      code\n    }\n  }\n": types.RestLoginDocument,
     "\n  query RestMe {\n    me {\n      loginId\n      clientId\n      user {\n        id\n        email\n        firstName\n        lastName\n      }\n      project {\n        id\n        name\n      }\n      membership {\n        id\n        admin\n      }\n      sessions {\n        id\n        userAgent\n        remoteAddress\n        browser\n        os\n        authMethod\n        createdAt\n        lastUsed\n        current\n      }\n    }\n  }\n": types.RestMeDocument,
     "\n  mutation RestRevokeSession($loginId: String!) {\n    revokeSession(loginId: $loginId)\n  }\n": types.RestRevokeSessionDocument,
@@ -44,10 +48,6 @@ const documents: Documents = {
     "\n  mutation RestCreate($resourceType: String!, $resource: JSON!) {\n    createResource(resourceType: $resourceType, resource: $resource)\n  }\n": types.RestCreateDocument,
     "\n  mutation RestUpdate($resourceType: String!, $id: String!, $resource: JSON!) {\n    updateResource(resourceType: $resourceType, id: $id, resource: $resource)\n  }\n": types.RestUpdateDocument,
     "\n  mutation RestDelete($resourceType: String!, $id: String!) {\n    deleteResource(resourceType: $resourceType, id: $id)\n  }\n": types.RestDeleteDocument,
-    "\n  mutation RestToken(\n    $grantType: String!\n    $code: String\n    $codeVerifier: String\n    $clientId: String\n    $clientSecret: String\n    $refreshToken: String\n    $scope: String\n  ) {\n    token(\n      grantType: $grantType\n      code: $code\n      codeVerifier: $codeVerifier\n      clientId: $clientId\n      clientSecret: $clientSecret\n      refreshToken: $refreshToken\n      scope: $scope\n    )\n  }\n": types.RestTokenDocument,
-    "\n  mutation RestLogout {\n    logout\n  }\n": types.RestLogoutDocument,
-    "\n  query RestIntrospect($token: String!) {\n    introspect(token: $token)\n  }\n": types.RestIntrospectDocument,
-    "\n  mutation RestRevokeToken($token: String!) {\n    revokeToken(token: $token)\n  }\n": types.RestRevokeTokenDocument,
 };
 
 /**
@@ -64,6 +64,22 @@ const documents: Documents = {
  */
 export function graphql(source: string): unknown;
 
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RestToken(\n    $grantType: String!\n    $code: String\n    $codeVerifier: String\n    $clientId: String\n    $clientSecret: String\n    $refreshToken: String\n    $scope: String\n  ) {\n    token(\n      grantType: $grantType\n      code: $code\n      codeVerifier: $codeVerifier\n      clientId: $clientId\n      clientSecret: $clientSecret\n      refreshToken: $refreshToken\n      scope: $scope\n    )\n  }\n"): (typeof documents)["\n  mutation RestToken(\n    $grantType: String!\n    $code: String\n    $codeVerifier: String\n    $clientId: String\n    $clientSecret: String\n    $refreshToken: String\n    $scope: String\n  ) {\n    token(\n      grantType: $grantType\n      code: $code\n      codeVerifier: $codeVerifier\n      clientId: $clientId\n      clientSecret: $clientSecret\n      refreshToken: $refreshToken\n      scope: $scope\n    )\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RestLogout {\n    logout\n  }\n"): (typeof documents)["\n  mutation RestLogout {\n    logout\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query RestIntrospect($token: String!) {\n    introspect(token: $token)\n  }\n"): (typeof documents)["\n  query RestIntrospect($token: String!) {\n    introspect(token: $token)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RestRevokeToken($token: String!) {\n    revokeToken(token: $token)\n  }\n"): (typeof documents)["\n  mutation RestRevokeToken($token: String!) {\n    revokeToken(token: $token)\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -112,22 +128,6 @@ export function graphql(source: "\n  mutation RestUpdate($resourceType: String!,
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation RestDelete($resourceType: String!, $id: String!) {\n    deleteResource(resourceType: $resourceType, id: $id)\n  }\n"): (typeof documents)["\n  mutation RestDelete($resourceType: String!, $id: String!) {\n    deleteResource(resourceType: $resourceType, id: $id)\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  mutation RestToken(\n    $grantType: String!\n    $code: String\n    $codeVerifier: String\n    $clientId: String\n    $clientSecret: String\n    $refreshToken: String\n    $scope: String\n  ) {\n    token(\n      grantType: $grantType\n      code: $code\n      codeVerifier: $codeVerifier\n      clientId: $clientId\n      clientSecret: $clientSecret\n      refreshToken: $refreshToken\n      scope: $scope\n    )\n  }\n"): (typeof documents)["\n  mutation RestToken(\n    $grantType: String!\n    $code: String\n    $codeVerifier: String\n    $clientId: String\n    $clientSecret: String\n    $refreshToken: String\n    $scope: String\n  ) {\n    token(\n      grantType: $grantType\n      code: $code\n      codeVerifier: $codeVerifier\n      clientId: $clientId\n      clientSecret: $clientSecret\n      refreshToken: $refreshToken\n      scope: $scope\n    )\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  mutation RestLogout {\n    logout\n  }\n"): (typeof documents)["\n  mutation RestLogout {\n    logout\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  query RestIntrospect($token: String!) {\n    introspect(token: $token)\n  }\n"): (typeof documents)["\n  query RestIntrospect($token: String!) {\n    introspect(token: $token)\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  mutation RestRevokeToken($token: String!) {\n    revokeToken(token: $token)\n  }\n"): (typeof documents)["\n  mutation RestRevokeToken($token: String!) {\n    revokeToken(token: $token)\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

@@ -1,17 +1,17 @@
-// FHIR R4 REST: metadata, and create/read/update/delete/search for the registered resource types. Operation
-// routes ($expand, $execute, ...) are registered before these by their features.
+// FHIR R4 REST: metadata, and create/read/update/delete/search for the registered resource types, each running a
+// GraphQL operation. Operation routes ($expand, $execute, ...) are registered before these by their features.
 import type { IRouter, RequestHandler } from 'express';
 import { graphql } from '../generated/gql/index.js';
 import { badRequest } from '../core/errors.js';
-import { isFhirId } from '../fhir/registry.js';
-import type { FhirResource } from '../fhir/types.js';
+import { isFhirId } from './registry.js';
+import type { FhirResource } from './types.js';
 import { runOperation } from '../graphql/executor.js';
-import type { HttpApi } from './api.js';
-import { contextFor } from './request.js';
-import { asyncHandler, requireAuth } from './middleware.js';
-import { operationOutcome, sendFhir, sendFhirStreamed } from './outcome.js';
-import { allowStreaming } from '../fhir/lazy-json.js';
-import { capabilityStatement } from './capability.js';
+import type { HttpApi } from '../rest/api.js';
+import { contextFor } from '../rest/request.js';
+import { asyncHandler, requireAuth } from '../rest/middleware.js';
+import { operationOutcome, sendFhir, sendFhirStreamed } from '../rest/outcome.js';
+import { allowStreaming } from './lazy-json.js';
+import { metadataRoutes } from './metadata-routes.js';
 import { fhirBaseUrl } from '../config.js';
 
 const ReadDoc = graphql(`
@@ -110,7 +110,7 @@ function withHeaders(res: Parameters<RequestHandler>[1], resource: FhirResource)
 /** Registers the generic FHIR routes under the FHIR base (after every feature's operations: `/:type` matches
  * them too). */
 export function fhirRoutes(r: IRouter, base: string, _api: HttpApi, jsonParser: RequestHandler): void {
-  r.get(`${base}/metadata`, (req, res) => sendFhir(res, 200, capabilityStatement(req.api)));
+  metadataRoutes(r, base);
 
   r.get(
     `${base}/:type`,

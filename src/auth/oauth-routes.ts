@@ -4,9 +4,9 @@ import { graphql } from '../generated/gql/index.js';
 import { OAuthError } from '../core/oauth-error.js';
 import { parseBasic } from '../core/basic-auth.js';
 import { runOperation } from '../graphql/executor.js';
-import { contextFor } from './request.js';
-import { asyncHandler, requireAuth } from './middleware.js';
-import { operationOutcome, sendFhir } from './outcome.js';
+import { contextFor } from '../rest/request.js';
+import { asyncHandler, requireAuth } from '../rest/middleware.js';
+import { operationOutcome, sendFhir } from '../rest/outcome.js';
 
 const TokenDoc = graphql(`
   mutation RestToken(

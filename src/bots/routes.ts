@@ -5,10 +5,10 @@ import { graphql } from '../generated/gql/index.js';
 import { badRequest } from '../core/errors.js';
 import { HL7_V2, mediaType } from '../core/media-type.js';
 import { runOperation } from '../graphql/executor.js';
-import type { DeclaredOperation, HttpApi } from './api.js';
-import { contextFor } from './request.js';
-import { asyncHandler, requireAuth } from './middleware.js';
-import { operationOutcome, sendFhir } from './outcome.js';
+import type { DeclaredOperation, HttpApi } from '../rest/api.js';
+import { contextFor } from '../rest/request.js';
+import { asyncHandler, requireAuth } from '../rest/middleware.js';
+import { operationOutcome, sendFhir } from '../rest/outcome.js';
 import { fhirBaseUrl } from '../config.js';
 
 const ExecuteDoc = graphql(`

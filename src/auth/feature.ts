@@ -1,10 +1,10 @@
 // The auth feature: accounts, sign-in, tokens and sessions; /auth, /oauth2 and /.well-known. On an empty database
 // it first creates the first project, admin user and client application.
-import { bootstrap } from '../auth/bootstrap.js';
-import { loadSigningKeys } from '../auth/keys.js';
-import { AuthService } from '../auth/service.js';
-import { authRoutes } from '../rest/auth-routes.js';
-import type { Feature, FeatureDeps } from './feature.js';
+import { bootstrap } from './bootstrap.js';
+import { loadSigningKeys } from './keys.js';
+import { AuthService } from './service.js';
+import { authRoutes } from './routes.js';
+import type { Feature, FeatureDeps } from '../rest/feature.js';
 
 /** The auth feature, with its service. */
 export async function authFeature({

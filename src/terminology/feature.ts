@@ -1,20 +1,12 @@
 // The terminology feature: CodeSystem and ValueSet storage, $expand, and (when configured) the FHIR R4 core
 // definitions loaded at start. Index files live beside the data, so they are read back after a restart.
 import path from 'node:path';
-import { CHANGED_CHANNEL, expandLimitsOf, TerminologyService } from '../terminology/service.js';
-import { TerminologyStore } from '../terminology/stores.js';
-import { loadCoreTerminology } from '../terminology/core.js';
-import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { FILTER_RULE, terminologyRoutes } from '../rest/terminology-routes.js';
-import { describeParameters } from '../terminology/engine/parameters.js';
-import {
-  acceptLanguageList,
-  expandDocument,
-  variablesFromParameters,
-  variablesFromQuery,
-  type ExpandVariables,
-} from '../terminology/expand-input.js';
-import type { Feature, FeatureDeps } from './feature.js';
+import { CHANGED_CHANNEL, expandLimitsOf, TerminologyService } from './service.js';
+import { TerminologyStore } from './stores.js';
+import { loadCoreTerminology } from './core.js';
+import { FILTER_RULE, terminologyRoutes } from './routes.js';
+import { describeParameters } from './engine/parameters.js';
+import type { Feature, FeatureDeps } from '../rest/feature.js';
 
 /** The terminology feature, with its service. */
 export function terminologyFeature({ config, db, logger, dataDir, large }: FeatureDeps): Feature & {
@@ -40,13 +32,7 @@ export function terminologyFeature({ config, db, logger, dataDir, large }: Featu
         documentation: `${FILTER_RULE} Parameters: ${describeParameters()}.`,
       },
     ],
-    routes: terminologyRoutes({
-      // The expandValueSet query with every $expand parameter as a variable (built from the parameter table).
-      document: expandDocument() as TypedDocumentNode<{ expandValueSet: unknown }, ExpandVariables>,
-      fromQuery: variablesFromQuery,
-      fromParameters: variablesFromParameters,
-      acceptLanguage: acceptLanguageList,
-    }),
+    routes: terminologyRoutes,
     async start() {
       await service.start();
       if (config.loadCoreTerminology) {

@@ -5,8 +5,8 @@ import type { Database } from '../db/database.js';
 import type { ResourceStore } from '../fhir/types.js';
 import type { LargeRequests } from '../fhir/large-requests.js';
 import type { Services } from '../graphql/context.js';
-import type { FeatureRoutes } from '../rest/app.js';
-import type { DeclaredOperation } from '../rest/api.js';
+import type { FeatureRoutes } from './app.js';
+import type { DeclaredOperation } from './api.js';
 
 /** What every feature is built from. */
 export interface FeatureDeps {

@@ -1,9 +1,16 @@
 // GET [base]/metadata: the CapabilityStatement, built from what the features registered.
-import type { HttpApi } from './api.js';
+import type { IRouter } from 'express';
+import type { HttpApi } from '../rest/api.js';
+import { sendFhir } from '../rest/outcome.js';
 import { fhirBaseUrl } from '../config.js';
 
+/** Registers GET [base]/metadata (no authentication: clients read it before they sign in). */
+export function metadataRoutes(r: IRouter, base: string): void {
+  r.get(`${base}/metadata`, (req, res) => sendFhir(res, 200, capabilityStatement(req.api)));
+}
+
 /** The server's CapabilityStatement. */
-export function capabilityStatement(api: HttpApi) {
+function capabilityStatement(api: HttpApi) {
   const ops = (type?: string) =>
     api.operations
       .filter((d) => d.resourceType === type)

@@ -4,13 +4,13 @@ import express, { Router } from 'express';
 import { graphql } from '../generated/gql/index.js';
 import { badRequest } from '../core/errors.js';
 import { runOperation } from '../graphql/executor.js';
-import { contextFor } from './request.js';
-import { operationOutcome, sendFhir } from './outcome.js';
-import { asyncHandler, requireAuth } from './middleware.js';
+import { contextFor } from '../rest/request.js';
+import { operationOutcome, sendFhir } from '../rest/outcome.js';
+import { asyncHandler, requireAuth } from '../rest/middleware.js';
 import { oauthRouter } from './oauth-routes.js';
-import type { FeatureRoutes } from './app.js';
+import type { FeatureRoutes } from '../rest/app.js';
 import { fhirBaseUrl } from '../config.js';
-import { FHIR_JSON_TYPES, jsonBodyParser } from './json-body.js';
+import { FHIR_JSON_TYPES, jsonBodyParser } from '../rest/json-body.js';
 
 const LoginDoc = graphql(`
   mutation RestLogin(

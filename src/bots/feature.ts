@@ -1,11 +1,11 @@
 // The bots feature: the Bot resource, $execute/$deploy, asynchronous jobs, project secrets. Jobs run as their
 // caller: the runner gets the caller's session from auth and runs the bot with a GraphQL context of its own.
-import { BotService } from '../bots/service.js';
-import { JobRunner } from '../bots/jobs.js';
-import { executionHost } from '../bots/graphql-medplum.js';
+import { BotService } from './service.js';
+import { JobRunner } from './jobs.js';
+import { executionHost } from './graphql-medplum.js';
 import { createContext } from '../graphql/context.js';
-import { BOT_OPERATIONS, botRoutes } from '../rest/bot-routes.js';
-import type { Feature, FeatureDeps } from './feature.js';
+import { BOT_OPERATIONS, botRoutes } from './routes.js';
+import type { Feature, FeatureDeps } from '../rest/feature.js';
 
 /** The bots feature, with its services. */
 export function botsFeature({
