@@ -1,6 +1,5 @@
 // Typed documents for the GraphQL operations the REST routes run (each feature's routes.ts, *-routes.ts),
-// generated from
-// schema.internal.graphql (the public schema.graphql lacks the OAuth2 internals).
+// generated from schema.internal.graphql (the public schema.graphql lacks the OAuth2 internals).
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
 const config: CodegenConfig = {
