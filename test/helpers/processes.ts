@@ -7,8 +7,18 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { isBuildFresh } from '../../scripts/build-lib.mjs';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, CLIENT_ID, CLIENT_SECRET } from './server.js';
+import {
+  ADMIN_EMAIL,
+  ADMIN_PASSWORD,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  dropSchema,
+  newSchemaName,
+  onPostgres,
+  signIn,
+} from './server.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -134,4 +144,108 @@ export async function startServerProcess(opts: {
       return code;
     },
   };
+}
+
+/** What a test server process is started with (see startTestProcess). */
+export interface TestProcessOptions {
+  /** Environment settings over the test defaults. */
+  env?: Record<string, string>;
+  /** How long to wait for /healthz (default 120 s). */
+  timeoutMs?: number;
+  /** How long close() waits for the exit before SIGKILL (default 30 s). */
+  killAfterMs?: number;
+}
+
+/** A server process on a database of its own: a temporary data directory, or a fresh schema on TEST_DATABASE_URL. */
+export interface TestProcess extends ServerProcess {
+  schema?: string;
+  /** Stops the process (see ServerProcess.stop) and drops its schema. */
+  close(): Promise<void>;
+}
+
+/** Starts a server process on a database of its own (see TestProcess). */
+export async function startTestProcess(opts: TestProcessOptions = {}): Promise<TestProcess> {
+  const schema = onPostgres ? newSchemaName() : undefined;
+  let proc: ServerProcess;
+  try {
+    proc = await startServerProcess({
+      databaseUrl: process.env.TEST_DATABASE_URL,
+      schema,
+      env: opts.env,
+      timeoutMs: opts.timeoutMs,
+    });
+  } catch (err) {
+    await dropSchema(schema);
+    throw err;
+  }
+  return {
+    ...proc,
+    schema,
+    async close() {
+      await proc.stop(opts.killAfterMs);
+      await dropSchema(schema);
+    },
+  };
+}
+
+/** The server process of a test file or describe block (useServerProcess): read its fields inside tests and hooks. */
+export interface UsedServerProcess extends Pick<
+  TestProcess,
+  'base' | 'port' | 'child' | 'schema' | 'output' | 'alive'
+> {
+  /** An access token of the first start's admin (with `signIn: true`). */
+  readonly token: string;
+}
+
+/** Starts a server process in beforeAll (and signs its admin in with `signIn: true`), closes it in afterAll (see
+ * startTestProcess). Call at the top of a file or of a describe block. */
+export function useServerProcess(opts: TestProcessOptions & { signIn?: boolean } = {}): UsedServerProcess {
+  let running: TestProcess | undefined;
+  let token: string | undefined;
+  beforeAll(async () => {
+    running = await startTestProcess(opts);
+    if (opts.signIn) token = (await signIn(running.base)).access_token;
+  });
+  afterAll(async () => {
+    await running?.close();
+  });
+  const started = (): TestProcess => {
+    if (!running)
+      throw new Error('useServerProcess: the process starts in beforeAll; use it inside a test or hook');
+    return running;
+  };
+  return {
+    get base() {
+      return started().base;
+    },
+    get port() {
+      return started().port;
+    },
+    get child() {
+      return started().child;
+    },
+    get schema() {
+      return started().schema;
+    },
+    output: () => started().output(),
+    alive: () => started().alive(),
+    get token() {
+      if (token === undefined) throw new Error('useServerProcess: pass { signIn: true } for a token');
+      return token;
+    },
+  };
+}
+
+/** Runs `fn` with a server process of its own (special settings, or a test that stops it): closes it whatever
+ * happens. */
+export async function withServerProcess<T>(
+  opts: TestProcessOptions,
+  fn: (proc: TestProcess) => Promise<T>,
+): Promise<T> {
+  const proc = await startTestProcess(opts);
+  try {
+    return await fn(proc);
+  } finally {
+    await proc.close();
+  }
 }

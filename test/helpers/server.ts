@@ -37,42 +37,59 @@ export interface TestServerOptions {
   schema?: string;
   /** Keep the embedded database on disk here (default: in memory). */
   dataDir?: string;
+  /** Keep the embedded database on disk in a temporary directory, removed at close (default: in memory). */
+  onDisk?: boolean;
 }
 
-/** Starts a server for tests. Pass `schema` to start a second instance on the same PostgreSQL schema, and
- * `dataDir` to keep the embedded database on disk (to restart on it, or to share it with the import CLI). */
+/** Starts a server for tests; close() closes it, removes its temporary data directory and drops the schema it made.
+ * Pass `schema` to start a second instance on the same PostgreSQL schema (not dropped then), and `dataDir` to keep
+ * the embedded database on disk there. useTestServer, withTestServer and useTestDatabase call this. */
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const schema = onPostgres ? (opts.schema ?? newSchemaName()) : undefined;
+  const ownSchema = opts.schema === undefined ? schema : undefined;
   // On PostgreSQL the data folder holds only index files: a temporary one, unless the test gives its own.
   const tempDir =
-    onPostgres && !opts.dataDir ? fs.mkdtempSync(path.join(os.tmpdir(), 'fhir-test-data-')) : undefined;
-  const running = await startServer({
-    env: process.env,
-    inMemory: !onPostgres && !opts.dataDir,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
-    config: {
-      port: 0,
-      host: '127.0.0.1',
-      adminEmail: ADMIN_EMAIL,
-      adminPassword: ADMIN_PASSWORD,
-      clientId: CLIENT_ID,
-      clientSecret: CLIENT_SECRET,
-      defaulted: { adminEmail: false, adminPassword: false, clientId: false, clientSecret: false },
-      databaseUrl: process.env.TEST_DATABASE_URL,
-      databaseSchema: schema,
-      loadCoreTerminology: false,
-      ...(opts.dataDir || tempDir ? { dataDir: opts.dataDir ?? tempDir } : {}),
-      ...opts.config,
-    },
-  });
-  const base = running.url;
+    (onPostgres || opts.onDisk) && !opts.dataDir
+      ? fs.mkdtempSync(path.join(os.tmpdir(), 'fhir-test-data-'))
+      : undefined;
+  const cleanUp = async (): Promise<void> => {
+    if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
+    await dropSchema(ownSchema);
+  };
+  let running: RunningServer;
+  try {
+    running = await startServer({
+      env: process.env,
+      inMemory: !onPostgres && !opts.dataDir && !opts.onDisk,
+      logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+      config: {
+        port: 0,
+        host: '127.0.0.1',
+        adminEmail: ADMIN_EMAIL,
+        adminPassword: ADMIN_PASSWORD,
+        clientId: CLIENT_ID,
+        clientSecret: CLIENT_SECRET,
+        defaulted: { adminEmail: false, adminPassword: false, clientId: false, clientSecret: false },
+        databaseUrl: process.env.TEST_DATABASE_URL,
+        databaseSchema: schema,
+        loadCoreTerminology: false,
+        ...(opts.dataDir || tempDir ? { dataDir: opts.dataDir ?? tempDir } : {}),
+        ...opts.config,
+      },
+    });
+  } catch (err) {
+    await cleanUp();
+    throw err;
+  }
+  let closing: Promise<void> | undefined;
   return {
     ...running,
-    base,
+    base: running.url,
     schema,
-    async close() {
-      await running.close();
-      if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
+    // Once only: a test may close a server that its database handle closes again at the end.
+    close() {
+      closing ??= running.close().then(cleanUp);
+      return closing;
     },
   };
 }
@@ -95,7 +112,6 @@ export function useTestServer(opts: TestServerOptions & { signIn?: boolean } = {
   });
   afterAll(async () => {
     await running?.close();
-    await dropSchema(running?.schema);
   });
   const started = (): TestServer => {
     if (!running)
@@ -123,6 +139,20 @@ export function useTestServer(opts: TestServerOptions & { signIn?: boolean } = {
       return token;
     },
   };
+}
+
+/** Runs `fn` with a server of its own (special settings for one test): closes it and drops its schema whatever
+ * happens. */
+export async function withTestServer<T>(
+  opts: TestServerOptions,
+  fn: (server: TestServer) => Promise<T>,
+): Promise<T> {
+  const server = await startTestServer(opts);
+  try {
+    return await fn(server);
+  } finally {
+    await server.close();
+  }
 }
 
 /** Drops a PostgreSQL test schema (call after every instance using it is closed). */
