@@ -1,20 +1,10 @@
 // Client input that answered 500: a NUL byte in a search parameter, in a JSON body and in the /auth/login email
 // (PostgreSQL text cannot hold NUL), and JSON nested 10,000 deep. Each is the client's mistake: 400 naming it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signIn } from '../helpers/server.js';
-import { expectContained, startAttackTarget, underAttack, type AttackTarget } from './harness.js';
+import { expectContained, underAttack, useAttackTarget } from './harness.js';
 
-let target: AttackTarget;
-let token: string;
-
-beforeAll(async () => {
-  target = await startAttackTarget();
-  token = (await signIn(target.base)).access_token;
-});
-
-afterAll(async () => {
-  await target?.close();
-});
+const target = useAttackTarget({}, { signIn: true });
 
 const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
 
@@ -23,7 +13,7 @@ describe('client input that used to answer 500', () => {
     const o = await underAttack(target, (signal) =>
       fetch(`${target.base}fhir/R4/CodeSystem?url=http://x/a%00b`, {
         signal,
-        headers: { authorization: `Bearer ${token}` },
+        headers: { authorization: `Bearer ${target.token}` },
       }),
     );
     expectContained(o, { status: 400 });
@@ -36,7 +26,7 @@ describe('client input that used to answer 500', () => {
       fetch(`${target.base}fhir/R4/CodeSystem`, {
         method: 'POST',
         signal,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/fhir+json' },
+        headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/fhir+json' },
         body: JSON.stringify({
           resourceType: 'CodeSystem',
           url: 'http://example.org/nul',
@@ -50,7 +40,7 @@ describe('client input that used to answer 500', () => {
     expectContained(o, { status: 400 });
     expect(o.body).toMatch(/NUL/);
     const search = await fetch(`${target.base}fhir/R4/CodeSystem?url=http://example.org/nul`, {
-      headers: { authorization: `Bearer ${token}` },
+      headers: { authorization: `Bearer ${target.token}` },
     });
     expect(((await search.json()) as { total: number }).total).toBe(0);
   });
@@ -74,7 +64,7 @@ describe('client input that used to answer 500', () => {
       fetch(`${target.base}fhir/R4/CodeSystem`, {
         method: 'POST',
         signal,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/fhir+json' },
+        headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/fhir+json' },
         body,
       }),
     );
@@ -88,7 +78,7 @@ describe('client input that used to answer 500', () => {
       fetch(`${target.base}graphql`, {
         method: 'POST',
         signal,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json' },
         body,
       }),
     );

@@ -1,25 +1,15 @@
 // Attacks: bots that fan out (one request, thousands of executions) or flood the host with timers.
 // Before: a 6-wide bot-calls-bot tree 5 deep (9,331 executions) took 22 s and stalled the event loop 10 s;
 // 4 bots x 999 setInterval(0) raised /healthz p50 from 5 to 131 ms.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, signIn } from '../helpers/server.js';
-import { expectContained, startAttackTarget, underAttack, type AttackTarget } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { call } from '../helpers/server.js';
+import { expectContained, underAttack, useAttackTarget } from './harness.js';
 
-let target: AttackTarget;
-let token: string;
-
-beforeAll(async () => {
-  target = await startAttackTarget();
-  token = (await signIn(target.base)).access_token;
-});
-
-afterAll(async () => {
-  await target?.close();
-});
+const target = useAttackTarget({}, { signIn: true });
 
 async function createBot(code: string): Promise<string> {
   const r = await call(target.base, 'POST', 'fhir/R4/Bot', {
-    token,
+    token: target.token,
     body: { resourceType: 'Bot', name: 'attack', code, timeout: 20 },
   });
   if (r.status !== 201) throw new Error(`create bot failed: ${r.status} ${r.text}`);
@@ -30,7 +20,7 @@ const executeBot = (id: string, body: string, signal: AbortSignal) =>
   fetch(`${target.base}fhir/R4/Bot/${id}/$execute`, {
     method: 'POST',
     signal,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${target.token}` },
     body,
   });
 

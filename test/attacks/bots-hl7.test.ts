@@ -1,19 +1,16 @@
 // Attack: HL7 v2 bodies built to be expensive to parse. Before: 40 MB of "|" blocked the event loop 71 s and
 // killed the process (5 MB: 5 s), because the server parsed the whole message on the host to validate it.
 import http from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, signIn } from '../helpers/server.js';
-import { expectContained, startAttackTarget, underAttack, type AttackTarget } from './harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/server.js';
+import { expectContained, underAttack, useAttackTarget } from './harness.js';
 
-let target: AttackTarget;
-let token: string;
+const target = useAttackTarget({}, { signIn: true });
 let botId: string;
 
 beforeAll(async () => {
-  target = await startAttackTarget();
-  token = (await signIn(target.base)).access_token;
   const r = await call(target.base, 'POST', 'fhir/R4/Bot', {
-    token,
+    token: target.token,
     body: {
       resourceType: 'Bot',
       name: 'hl7',
@@ -25,15 +22,11 @@ beforeAll(async () => {
   botId = r.body.id as string;
 });
 
-afterAll(async () => {
-  await target?.close();
-});
-
 const send = (body: string, signal: AbortSignal) =>
   fetch(`${target.base}fhir/R4/Bot/${botId}/$execute`, {
     method: 'POST',
     signal,
-    headers: { 'content-type': 'x-application/hl7-v2+er7', authorization: `Bearer ${token}` },
+    headers: { 'content-type': 'x-application/hl7-v2+er7', authorization: `Bearer ${target.token}` },
     body,
   });
 
@@ -51,7 +44,7 @@ describe('HL7 v2 input', () => {
             headers: {
               'content-type': 'x-application/hl7-v2+er7',
               'content-length': String(40 * chunk.length),
-              authorization: `Bearer ${token}`,
+              authorization: `Bearer ${target.token}`,
             },
           });
           req.on('response', (res) => {

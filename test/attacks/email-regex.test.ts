@@ -1,19 +1,8 @@
 // Attack: a super-linear email check. "a@" + 100,000 dots + "@" held the event loop 19 s in createUser.
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { signIn } from '../helpers/server.js';
-import { expectContained, startAttackTarget, underAttack, type AttackTarget } from './harness.js';
+import { describe, it } from 'vitest';
+import { expectContained, underAttack, useAttackTarget } from './harness.js';
 
-let target: AttackTarget;
-let token: string;
-
-beforeAll(async () => {
-  target = await startAttackTarget();
-  token = (await signIn(target.base)).access_token;
-});
-
-afterAll(async () => {
-  await target?.close();
-});
+const target = useAttackTarget({}, { signIn: true });
 
 describe('email validation', () => {
   it('answers createUser with a pathological email quickly, 400, without stalling the server', async () => {
@@ -22,7 +11,7 @@ describe('email validation', () => {
       fetch(`${target.base}graphql`, {
         method: 'POST',
         signal,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${target.token}` },
         body: JSON.stringify({
           query: 'mutation($e: String!) { createUser(email: $e, password: "password-123") { id } }',
           variables: { e: email },

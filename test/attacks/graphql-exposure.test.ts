@@ -1,27 +1,16 @@
 // /graphql seen from a browser: mutations were accepted as cross-site form posts, CORS reflected any origin with
 // credentials, introspection and "Did you mean" suggestions were on in production, and no security headers were
 // sent. Now: CSRF prevention, a CORS allow-list, introspection/suggestions off in production, helmet's headers.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signIn } from '../helpers/server.js';
-import { startAttackTarget, type AttackTarget } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { useAttackTarget } from './harness.js';
 
 const ALLOWED = 'https://app.example.org';
-let target: AttackTarget;
-let token: string;
-
-beforeAll(async () => {
-  target = await startAttackTarget({ NODE_ENV: 'production', CORS_ORIGINS: ALLOWED });
-  token = (await signIn(target.base)).access_token;
-});
-
-afterAll(async () => {
-  await target?.close();
-});
+const target = useAttackTarget({ NODE_ENV: 'production', CORS_ORIGINS: ALLOWED }, { signIn: true });
 
 const post = (body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${target.base}graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...headers },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${target.token}`, ...headers },
     body: JSON.stringify(body),
   });
 
@@ -31,7 +20,7 @@ describe('/graphql browser exposure', () => {
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
-        authorization: `Bearer ${token}`,
+        authorization: `Bearer ${target.token}`,
         origin: 'https://evil.example',
       },
       body: new URLSearchParams({ query: 'mutation { logout }' }).toString(),

@@ -1,21 +1,10 @@
 // Attacks on /graphql: a huge unauthenticated document (a 12 MB list literal held the event loop 14 s; larger ones
 // killed the process), deep and alias-amplified documents (120 aliased expandValueSet took 25 s and 3 GB; 10,000
 // aliases of me { sessions } ran 10,000 SQL queries). Each must be refused up front with a 4xx naming the limit.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signIn } from '../helpers/server.js';
-import { expectContained, startAttackTarget, underAttack, type AttackTarget } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { expectContained, underAttack, useAttackTarget } from './harness.js';
 
-let target: AttackTarget;
-let token: string;
-
-beforeAll(async () => {
-  target = await startAttackTarget();
-  token = (await signIn(target.base)).access_token;
-});
-
-afterAll(async () => {
-  await target?.close();
-});
+const target = useAttackTarget({}, { signIn: true });
 
 function gql(body: string, signal: AbortSignal, auth = true): Promise<Response> {
   return fetch(`${target.base}graphql`, {
@@ -23,7 +12,7 @@ function gql(body: string, signal: AbortSignal, auth = true): Promise<Response> 
     signal,
     headers: {
       'content-type': 'application/json',
-      ...(auth ? { authorization: `Bearer ${token}` } : {}),
+      ...(auth ? { authorization: `Bearer ${target.token}` } : {}),
     },
     body,
   });

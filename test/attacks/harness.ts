@@ -3,35 +3,35 @@
 // silence), /healthz never took longer than 500 ms, and the server still answers afterwards.
 import fs from 'node:fs';
 import { expect } from 'vitest';
-import { startServerProcess, type ServerProcess } from '../helpers/processes.js';
-import { dropSchema, newSchemaName, onPostgres } from '../helpers/server.js';
+import {
+  useServerProcess,
+  withServerProcess,
+  type TestProcess,
+  type UsedServerProcess,
+} from '../helpers/processes.js';
 
-/** A server process for an attack file: the embedded database, or a fresh schema on TEST_DATABASE_URL. */
-export interface AttackTarget extends ServerProcess {
-  schema?: string;
-  /** Stops the process (SIGKILL after 10 s: a stuck server must not hang the suite) and drops its schema. */
-  close(): Promise<void>;
+/** A server process for attacks: the embedded database, or a fresh schema on TEST_DATABASE_URL. */
+export type AttackTarget = TestProcess;
+
+// A loaded machine (several suites at once) can take over a minute to start a process: stay under the 120 s hook
+// timeout. At the end, SIGKILL after 10 s: a stuck server must not hang the suite.
+const ATTACK_PROCESS = { timeoutMs: 110_000, killAfterMs: 10_000 };
+
+/** The attack target of a file or describe block (extra environment settings on top of the test defaults; its
+ * admin signed in with `signIn: true`): started in beforeAll, stopped and its schema dropped in afterAll. */
+export function useAttackTarget(
+  env: Record<string, string> = {},
+  opts: { signIn?: boolean } = {},
+): UsedServerProcess {
+  return useServerProcess({ ...ATTACK_PROCESS, env, signIn: opts.signIn });
 }
 
-/** Starts a server process for attacks (extra environment settings on top of the test defaults). */
-export async function startAttackTarget(env: Record<string, string> = {}): Promise<AttackTarget> {
-  const schema = onPostgres ? newSchemaName() : undefined;
-  const proc = await startServerProcess({
-    databaseUrl: process.env.TEST_DATABASE_URL,
-    schema,
-    env,
-    // A loaded machine (several suites at once) can take over a minute to start a process; stay under the
-    // 120 s hook timeout.
-    timeoutMs: 110_000,
-  });
-  return {
-    ...proc,
-    schema,
-    async close() {
-      await proc.stop(10_000);
-      await dropSchema(schema);
-    },
-  };
+/** Runs `fn` against an attack target of its own (for a test that stops it): stopped whatever happens. */
+export function withAttackTarget<T>(
+  env: Record<string, string>,
+  fn: (target: AttackTarget) => Promise<T>,
+): Promise<T> {
+  return withServerProcess({ ...ATTACK_PROCESS, env }, fn);
 }
 
 /** What one attack did to the server. */

@@ -11,8 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, signIn } from '../helpers/server.js';
-import { expectContained, startAttackTarget, underAttack, type AttackTarget } from './harness.js';
+import { call } from '../helpers/server.js';
+import { expectContained, underAttack, useAttackTarget } from './harness.js';
 import { expectUndisturbed, makeBystander, runBystander, type Bystander } from './bystanders.js';
 
 /** Concepts of the big CodeSystem: the smallest size whose write and read stalled the old code past 500 ms. */
@@ -20,8 +20,7 @@ const N = 60_000;
 const PER_PARENT = 100;
 const URL = 'http://example.org/attack/big';
 
-let target: AttackTarget;
-let token: string;
+const target = useAttackTarget({}, { signIn: true });
 let bystander: Bystander;
 let bigId = '';
 
@@ -53,7 +52,10 @@ function countTagged(concepts: Concept[], tag: string): number {
   return n;
 }
 
-const authorized = (extra: Record<string, string> = {}) => ({ authorization: `Bearer ${token}`, ...extra });
+const authorized = (extra: Record<string, string> = {}) => ({
+  authorization: `Bearer ${target.token}`,
+  ...extra,
+});
 
 let downloads = '';
 
@@ -75,7 +77,7 @@ async function download(
       '-w',
       '%{http_code}',
       '-H',
-      `authorization: Bearer ${token}`,
+      `authorization: Bearer ${target.token}`,
       `${target.base}${path_}`,
     ],
     { signal },
@@ -90,9 +92,7 @@ async function download(
 
 beforeAll(async () => {
   downloads = fs.mkdtempSync(path.join(os.tmpdir(), 'large-resources-'));
-  target = await startAttackTarget();
-  token = (await signIn(target.base)).access_token;
-  bystander = await makeBystander(target.base, token);
+  bystander = await makeBystander(target.base, target.token);
   const alone = runBystander(target.base, bystander);
   await new Promise((r) => setTimeout(r, 4000));
   const run = await alone.stop();
@@ -101,7 +101,6 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await target?.close();
   if (downloads) fs.rmSync(downloads, { recursive: true, force: true });
 });
 
@@ -197,7 +196,7 @@ describe('a CodeSystem of 60,000 concepts', () => {
     expect(countTagged(bundle.entry[0].resource.concept, 'v1')).toBe(N);
     for (const q of ['_summary=true', '_elements=url,version']) {
       const t0 = performance.now();
-      const r = await call(target.base, 'GET', `fhir/R4/CodeSystem?url=${URL}&${q}`, { token });
+      const r = await call(target.base, 'GET', `fhir/R4/CodeSystem?url=${URL}&${q}`, { token: target.token });
       expect(r.status).toBe(200);
       const cs = r.body.entry[0].resource;
       expect(cs.concept).toBeUndefined();
@@ -209,10 +208,14 @@ describe('a CodeSystem of 60,000 concepts', () => {
       });
       expect(performance.now() - t0).toBeLessThan(1000);
     }
-    const read = await call(target.base, 'GET', `fhir/R4/CodeSystem/${bigId}?_elements=name`, { token });
+    const read = await call(target.base, 'GET', `fhir/R4/CodeSystem/${bigId}?_elements=name`, {
+      token: target.token,
+    });
     expect(read.status).toBe(200);
     expect(read.body.concept).toBeUndefined();
-    const count = await call(target.base, 'GET', `fhir/R4/CodeSystem?url=${URL}&_summary=count`, { token });
+    const count = await call(target.base, 'GET', `fhir/R4/CodeSystem?url=${URL}&_summary=count`, {
+      token: target.token,
+    });
     expect(count.body.total).toBe(1);
     expect(count.body.entry ?? []).toEqual([]);
   }, 180_000);
@@ -243,13 +246,13 @@ describe('a CodeSystem of 60,000 concepts', () => {
 
   it('GraphQL and bots get a 422 naming INLINE_MAX_CONCEPTS instead of the whole tree; without concepts, the rest', async () => {
     const r = await call(target.base, 'POST', 'graphql', {
-      token,
+      token: target.token,
       headers: { 'content-type': 'application/json' },
       body: { query: `{ readResource(resourceType: "CodeSystem", id: "${bigId}") }` },
     });
     expect(r.text).toMatch(/60000 concepts, more than the 20000 \(INLINE_MAX_CONCEPTS\)/);
     const slim = await call(target.base, 'POST', 'graphql', {
-      token,
+      token: target.token,
       headers: { 'content-type': 'application/json' },
       body: { query: `{ readResource(resourceType: "CodeSystem", id: "${bigId}", elements: "url") }` },
     });
@@ -257,7 +260,7 @@ describe('a CodeSystem of 60,000 concepts', () => {
     expect(slim.body.data.readResource.concept).toBeUndefined();
 
     const bot = await call(target.base, 'POST', 'fhir/R4/Bot', {
-      token,
+      token: target.token,
       body: {
         resourceType: 'Bot',
         name: 'reader',
@@ -268,7 +271,7 @@ describe('a CodeSystem of 60,000 concepts', () => {
       },
     });
     const run = await call(target.base, 'POST', `fhir/R4/Bot/${bot.body.id}/$execute`, {
-      token,
+      token: target.token,
       body: { id: bigId },
       headers: { 'content-type': 'application/json' },
     });
@@ -322,7 +325,7 @@ describe('a CodeSystem of 60,000 concepts', () => {
     expect(read.status).toBe(200);
     const cs = JSON.parse(read.text());
     expect(countTagged(cs.concept, `v${cs.meta.versionId}`)).toBe(N);
-    const after = await call(target.base, 'GET', `fhir/R4/CodeSystem/${bigId}`, { token });
+    const after = await call(target.base, 'GET', `fhir/R4/CodeSystem/${bigId}`, { token: target.token });
     expect(after.body.meta.versionId).toBe('2');
     expect(countTagged(after.body.concept, 'v2')).toBe(N);
   }, 180_000);
@@ -338,8 +341,10 @@ describe('a CodeSystem of 60,000 concepts', () => {
       200,
       { maxMs: 5_000 },
     );
-    expect((await call(target.base, 'GET', `fhir/R4/CodeSystem/${bigId}`, { token })).status).toBe(404);
-    const search = await call(target.base, 'GET', `fhir/R4/CodeSystem?url=${URL}`, { token });
+    expect(
+      (await call(target.base, 'GET', `fhir/R4/CodeSystem/${bigId}`, { token: target.token })).status,
+    ).toBe(404);
+    const search = await call(target.base, 'GET', `fhir/R4/CodeSystem?url=${URL}`, { token: target.token });
     expect(search.body.total).toBe(0);
     // The background removal runs while the bystander works.
     const by = runBystander(target.base, bystander);

@@ -1,19 +1,11 @@
 // Slow clients: a body trickled one byte at a time kept its connection (and request) open for ever, and one
 // address could open any number of connections. Now: 408 once REQUEST_TIMEOUT runs out, and connections over
 // MAX_CONNECTIONS_PER_ADDRESS are closed at once.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectContained, startAttackTarget, underAttack, type AttackTarget } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { expectContained, underAttack, useAttackTarget } from './harness.js';
 import { connect, statuses, waitFor, type RawConnection } from './raw-http.js';
 
-let target: AttackTarget;
-
-beforeAll(async () => {
-  target = await startAttackTarget({ REQUEST_TIMEOUT: '2000', MAX_CONNECTIONS_PER_ADDRESS: '8' });
-});
-
-afterAll(async () => {
-  await target?.close();
-});
+const target = useAttackTarget({ REQUEST_TIMEOUT: '2000', MAX_CONNECTIONS_PER_ADDRESS: '8' });
 
 describe('slow clients', () => {
   it('a body trickled one byte every 500 ms is answered 408 when REQUEST_TIMEOUT runs out', async () => {

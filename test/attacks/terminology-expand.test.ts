@@ -1,19 +1,18 @@
 // Attacks on $expand: a catastrophic regex in a compose filter (the HL7 regex-bad case), a huge filter of
 // repeated words over long displays, and a `count` far past EXPAND_MAX_UNPAGED. Each ran for minutes, or
 // returned everything, on the code before the limits.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, signIn } from '../helpers/server.js';
-import { expectContained, startAttackTarget, underAttack, type AttackTarget } from './harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/server.js';
+import { expectContained, underAttack, useAttackTarget } from './harness.js';
 
-let target: AttackTarget;
-let token: string;
+const target = useAttackTarget({ EXPAND_MAX_UNPAGED: '100' }, { signIn: true });
 
 const REGEX_BAD = 'http://hl7.org/fhir/test/CodeSystem/regex-bad';
 const LONG = 'http://example.org/attack/long-displays';
 const WIDE = 'http://example.org/attack/wide';
 
 async function post(type: string, body: unknown): Promise<void> {
-  const r = await call(target.base, 'POST', `fhir/R4/${type}`, { token, body });
+  const r = await call(target.base, 'POST', `fhir/R4/${type}`, { token: target.token, body });
   if (r.status !== 201) throw new Error(`create ${type}: ${r.status} ${r.text}`);
 }
 
@@ -35,7 +34,7 @@ function expandPost(parameter: unknown[] | string, signal?: AbortSignal): Promis
   return fetch(`${target.base}fhir/R4/ValueSet/$expand`, {
     method: 'POST',
     signal,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/fhir+json' },
+    headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/fhir+json' },
     body: typeof parameter === 'string' ? parameter : parametersJson(parameter),
   });
 }
@@ -49,8 +48,6 @@ const inlineRegex = (system: string, pattern: string) => ({
 });
 
 beforeAll(async () => {
-  target = await startAttackTarget({ EXPAND_MAX_UNPAGED: '100' });
-  token = (await signIn(target.base)).access_token;
   // The HL7 tx-ecosystem regex-bad code system: 56 'a', then the same followed by Y and Z.
   const a56 = 'a'.repeat(56);
   await post('CodeSystem', {
@@ -83,10 +80,6 @@ beforeAll(async () => {
     concept: Array.from({ length: 500 }, (_, i) => ({ code: `w${i}`, display: `Wide ${i}` })),
   });
 }, 60_000);
-
-afterAll(async () => {
-  await target?.close();
-});
 
 describe('regex compose filter', () => {
   it('(a+)+ against 56 a then Y answers at once with the one matching code, the server never stalls', async () => {
@@ -180,7 +173,7 @@ describe('$expand filter', () => {
 describe('$expand count', () => {
   it('count=999999999 does not bypass EXPAND_MAX_UNPAGED: 400 naming EXPAND_MAX_COUNT', async () => {
     const r = await call(target.base, 'POST', 'fhir/R4/ValueSet/$expand', {
-      token,
+      token: target.token,
       body: {
         resourceType: 'Parameters',
         parameter: [
@@ -201,7 +194,7 @@ describe('$expand count', () => {
 
   it('through GraphQL too', async () => {
     const r = await call(target.base, 'POST', 'graphql', {
-      token,
+      token: target.token,
       headers: { 'content-type': 'application/json' },
       body: {
         query: 'query ($vs: JSON) { expandValueSet(valueSet: $vs, count: 100000) }',
@@ -327,7 +320,7 @@ describe('ValueSets that enumerate too much', () => {
       fetch(`${target.base}fhir/R4/ValueSet`, {
         method: 'POST',
         signal,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/fhir+json' },
+        headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/fhir+json' },
         body,
       }),
     );
@@ -337,7 +330,7 @@ describe('ValueSets that enumerate too much', () => {
       'GET',
       'fhir/R4/ValueSet?url=http://example.org/attack/big-expansion',
       {
-        token,
+        token: target.token,
       },
     );
     expect(search.body.total).toBe(0);
@@ -369,7 +362,7 @@ describe('ValueSets that enumerate too much', () => {
 
   it('40,000 entries are within the limit', async () => {
     const r = await call(target.base, 'POST', 'fhir/R4/ValueSet', {
-      token,
+      token: target.token,
       body: bigExpansion(40_000, 'http://example.org/attack/fine-expansion'),
     });
     expect(r.status).toBe(201);
