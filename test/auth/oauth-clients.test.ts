@@ -8,9 +8,8 @@ import {
   CLIENT_ID,
   CLIENT_SECRET,
   call,
-  dropSchema,
-  startTestServer,
   useTestServer,
+  withTestServer,
 } from '../helpers/server.js';
 import { createProject } from '../helpers/projects.js';
 
@@ -237,8 +236,7 @@ describe('PKCE (RFC 7636)', () => {
   });
 
   it('PKCE_ALLOW_PLAIN=false refuses plain and the discovery document says S256 only', async () => {
-    const strict = await startTestServer({ config: { pkceAllowPlain: false } });
-    try {
+    await withTestServer({ config: { pkceAllowPlain: false } }, async (strict) => {
       const verifier = crypto.randomBytes(48).toString('base64url');
       const r = await call(strict.base, 'POST', 'auth/login', {
         body: {
@@ -253,9 +251,6 @@ describe('PKCE (RFC 7636)', () => {
       expect(r.body.issue[0].expression).toEqual(['codeChallengeMethod']);
       const d = await call(strict.base, 'GET', '.well-known/openid-configuration');
       expect(d.body.code_challenge_methods_supported).toEqual(['S256']);
-    } finally {
-      await strict.close();
-      await dropSchema(strict.schema);
-    }
+    });
   }, 120_000);
 });

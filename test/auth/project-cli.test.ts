@@ -1,23 +1,20 @@
 // `npm run project:create`: creates a project and its admin on the server's database (password from stdin or
 // PROJECT_ADMIN_PASSWORD, never argv); the admin then signs in to it through the server.
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../helpers/database.js';
 import { entryArgs } from '../helpers/processes.js';
-import { call, dropSchema, newSchemaName, onPostgres, signIn, startTestServer } from '../helpers/server.js';
+import { call, onPostgres, signIn } from '../helpers/server.js';
 import { ROOT } from '../helpers/paths.js';
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'project-cli-'));
-const schema = onPostgres ? newSchemaName() : undefined;
+const db = useTestDatabase({ onDisk: true });
 
 function runCli(args: string[], opts: { stdin?: string; env?: Record<string, string> } = {}) {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, ...opts.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: db.dataDir, ...opts.env };
   delete env.PROJECT_ADMIN_PASSWORD;
   Object.assign(env, opts.env);
   if (onPostgres)
-    Object.assign(env, { DATABASE_URL: process.env.TEST_DATABASE_URL, DATABASE_SCHEMA: schema });
+    Object.assign(env, { DATABASE_URL: process.env.TEST_DATABASE_URL, DATABASE_SCHEMA: db.schema });
   else delete env.DATABASE_URL;
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, [...entryArgs('auth/project-cli'), ...args], { cwd: ROOT, env });
@@ -32,13 +29,9 @@ function runCli(args: string[], opts: { stdin?: string; env?: Record<string, str
 
 beforeAll(async () => {
   // A first start creates the database (as an operator's first `npm start` would), then stops.
-  const first = await startTestServer({ dataDir, schema });
+  const first = await db.start();
   await first.close();
 }, 120_000);
-afterAll(async () => {
-  fs.rmSync(dataDir, { recursive: true, force: true });
-  await dropSchema(schema);
-});
 
 describe('npm run project:create', () => {
   it('creates a project whose admin signs in to it; refuses a taken address and a short password', async () => {
@@ -63,14 +56,10 @@ describe('npm run project:create', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/Usage/);
 
-    const server = await startTestServer({ dataDir, schema });
-    try {
-      const t = await signIn(server.base, 'cli-admin@example.com', 'cli-password-123');
-      const me = await call(server.base, 'GET', 'auth/me', { token: t.access_token });
-      expect(me.body.project.name).toBe('CLI Clinic');
-      expect(me.body.membership.admin).toBe(true);
-    } finally {
-      await server.close();
-    }
+    const server = await db.start();
+    const t = await signIn(server.base, 'cli-admin@example.com', 'cli-password-123');
+    const me = await call(server.base, 'GET', 'auth/me', { token: t.access_token });
+    expect(me.body.project.name).toBe('CLI Clinic');
+    expect(me.body.membership.admin).toBe(true);
   }, 240_000);
 });

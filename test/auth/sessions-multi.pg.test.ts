@@ -2,12 +2,13 @@
 // next request (LISTEN/NOTIFY invalidation of the per-process session cache), also under concurrent load.
 import pg from 'pg';
 import { LISTENER_APP_NAME } from '../../src/db/database.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLIENT_ID, CLIENT_SECRET, call, dropSchema, newSchemaName, signIn } from '../helpers/server.js';
-import { startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CLIENT_ID, CLIENT_SECRET, call, signIn } from '../helpers/server.js';
+import { useTestDatabase } from '../helpers/database.js';
+import type { ServerProcess } from '../helpers/processes.js';
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL!;
-const schema = newSchemaName();
+const db = useTestDatabase();
 let a: ServerProcess;
 let b: ServerProcess;
 // Instances behind one load balancer share the public base URL, which is the tokens' issuer.
@@ -15,15 +16,9 @@ const env = { BASE_URL: 'http://fhir.example.test/' };
 
 beforeAll(async () => {
   // A first, so the two do not race on the first-start bootstrap (the bootstrap takes a lock anyway).
-  a = await startServerProcess({ databaseUrl: DATABASE_URL, schema, env });
-  b = await startServerProcess({ databaseUrl: DATABASE_URL, schema, env });
+  a = await db.startProcess({ env });
+  b = await db.startProcess({ env });
 }, 120_000);
-
-afterAll(async () => {
-  await a?.stop();
-  await b?.stop();
-  await dropSchema(schema);
-});
 
 function revokeVia(base: string, token: string, loginId: string) {
   return call(base, 'POST', 'auth/revoke', {
@@ -150,7 +145,7 @@ describe('revocation across server processes', () => {
     try {
       const killed = await admin.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()`,
-        [`${LISTENER_APP_NAME}:${schema}`],
+        [`${LISTENER_APP_NAME}:${db.schema}`],
       );
       expect(killed.rowCount).toBeGreaterThanOrEqual(2);
     } finally {

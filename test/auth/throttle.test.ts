@@ -11,10 +11,9 @@ import {
   CLIENT_ID,
   CLIENT_SECRET,
   call,
-  dropSchema,
   signIn,
-  startTestServer,
   useTestServer,
+  withTestServer,
 } from '../helpers/server.js';
 import { addUser } from '../helpers/projects.js';
 
@@ -137,8 +136,7 @@ describe('password hashing cost', () => {
 
   it('an older, cheaper hash is replaced at the next sign-in, transparently', async () => {
     // Upgraded to the server's cost (15 here, to spare the shared test machine; the default 17 is asserted above).
-    const strong = await startTestServer({ config: { passwordHashCost: 15 } });
-    try {
+    await withTestServer({ config: { passwordHashCost: 15 } }, async (strong) => {
       // The admin's hash as the previous release stored it: N=2^14.
       const salt = crypto.randomBytes(16);
       const old = crypto.scryptSync(ADMIN_PASSWORD, salt, 32, { N: 16384, r: 8, p: 1 });
@@ -154,9 +152,6 @@ describe('password hashing cost', () => {
       expect(row?.passwordHash).toMatch(/^scrypt\$32768\$8\$1\$/);
       // The same password keeps working against the new hash.
       expect((await signIn(strong.base)).access_token).toBeTruthy();
-    } finally {
-      await strong.close();
-      await dropSchema(strong.schema);
-    }
+    });
   }, 120_000);
 });
