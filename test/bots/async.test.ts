@@ -1,20 +1,10 @@
 // Prefer: respond-async: 202 + Content-Location of a job, polling it, and a job surviving the restart of the
 // instance that accepted it (the job runner of that instance is disabled; a second instance on the same database
 // runs it).
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
-import {
-  call,
-  dropSchema,
-  newSchemaName,
-  onPostgres,
-  signIn,
-  startTestServer,
-  useTestServer,
-} from '../helpers/server.js';
+import { useTestDatabase } from '../helpers/database.js';
+import { call, onPostgres, signIn, useTestServer } from '../helpers/server.js';
 import { createBot, createOtherProject } from './helpers.js';
 import { addUser } from '../helpers/projects.js';
 
@@ -215,15 +205,8 @@ describe('queued jobs per project', () => {
 });
 
 describe('orphaned jobs', () => {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bots-orphan-'));
-  const schema = onPostgres ? newSchemaName() : undefined;
-  const start = () =>
-    startTestServer({ schema, dataDir: tmp, config: { baseUrl: 'http://bots-orphan.test/' } });
-
-  afterAll(async () => {
-    await dropSchema(schema);
-    fs.rmSync(tmp, { recursive: true, force: true });
-  });
+  const db = useTestDatabase({ onDisk: true });
+  const start = () => db.start({ config: { baseUrl: 'http://bots-orphan.test/' } });
 
   it('a job left running by a dead instance is re-run promptly, and the bot sees attempt 2', async () => {
     const a = await start();
@@ -249,34 +232,20 @@ describe('orphaned jobs', () => {
     });
     await a.close();
     const b = await start();
-    try {
-      const started = Date.now();
-      // Embedded database: at once (every running job at start is an orphan); PostgreSQL: after 3 missed
-      // heartbeats (15 s). Before: the bot's timeout plus 30 s (90 s here).
-      const done = await poll(b.url, loc, token, 25_000);
-      expect(done.text).toBe('attempt 2');
-      expect(Date.now() - started).toBeLessThan(onPostgres ? 25_000 : 3_000);
-    } finally {
-      await b.close();
-    }
+    const started = Date.now();
+    // Embedded database: at once (every running job at start is an orphan); PostgreSQL: after 3 missed
+    // heartbeats (15 s). Before: the bot's timeout plus 30 s (90 s here).
+    const done = await poll(b.url, loc, token, 25_000);
+    expect(done.text).toBe('attempt 2');
+    expect(Date.now() - started).toBeLessThan(onPostgres ? 25_000 : 3_000);
   }, 60_000);
 });
 
 describe('restart survival', () => {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bots-async-'));
-  const schema = onPostgres ? newSchemaName() : undefined;
+  const db = useTestDatabase({ onDisk: true });
+  // Same issuer on both instances (tokens name it), though their ports differ.
   const start = (extra: Partial<Config>) =>
-    startTestServer({
-      schema,
-      dataDir: tmp,
-      // Same issuer on both instances (tokens name it), though their ports differ.
-      config: { baseUrl: 'http://bots-restart.test/', ...extra },
-    });
-
-  afterAll(async () => {
-    await dropSchema(schema);
-    fs.rmSync(tmp, { recursive: true, force: true });
-  });
+    db.start({ config: { baseUrl: 'http://bots-restart.test/', ...extra } });
 
   it('a job accepted by an instance that stops before running it completes on the next instance', async () => {
     const a = await start({ botJobRunner: false });
@@ -300,12 +269,8 @@ describe('restart survival', () => {
     await a.close();
 
     const b = await start({});
-    try {
-      const done = await poll(b.url, loc, token);
-      expect(done.status).toBe(200);
-      expect(done.text).toBe('ran later');
-    } finally {
-      await b.close();
-    }
+    const done = await poll(b.url, loc, token);
+    expect(done.status).toBe(200);
+    expect(done.text).toBe('ran later');
   }, 60_000);
 });

@@ -1,23 +1,19 @@
 // Two instances on one PostgreSQL schema: a bot redeployed, re-identified or deleted through one instance is seen
 // at once by the other (its warm cache is invalidated by NOTIFY bot_changed).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, dropSchema, signIn, startTestServer, type TestServer } from '../helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../helpers/database.js';
+import { call, signIn, type TestServer } from '../helpers/server.js';
 import { createBot, execute, gql } from './helpers.js';
 
+const db = useTestDatabase();
 let a: TestServer;
 let b: TestServer;
 let token: string;
 
 beforeAll(async () => {
-  a = await startTestServer({ config: { baseUrl: 'http://bots-multi.test/' } });
-  b = await startTestServer({ schema: a.schema, config: { baseUrl: 'http://bots-multi.test/' } });
+  a = await db.start({ config: { baseUrl: 'http://bots-multi.test/' } });
+  b = await db.start({ config: { baseUrl: 'http://bots-multi.test/' } });
   token = (await signIn(a.base)).access_token;
-});
-
-afterAll(async () => {
-  await b?.close();
-  await a?.close();
-  await dropSchema(a?.schema);
 });
 
 async function eventually(fn: () => Promise<boolean>, ms = 3000): Promise<void> {
