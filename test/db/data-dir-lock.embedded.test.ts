@@ -3,29 +3,24 @@
 // error naming the holder's pid, writes nothing, and the directory still opens afterwards.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
-import { entryArgs, startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../helpers/database.js';
+import { entryArgs } from '../helpers/processes.js';
 import { call, signIn } from '../helpers/server.js';
 import { ROOT } from '../helpers/paths.js';
 
 const run = promisify(execFile);
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'lock-'));
-const dataDir = path.join(tmp, 'data');
-let server: ServerProcess | undefined;
-
-afterAll(async () => {
-  await server?.stop(10_000);
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+const db = useTestDatabase({ onDisk: true });
+/** The server process on the data directory (stopped at the end if still running: SIGKILL after 10 s). */
+const startServer = () => db.startProcess({ timeoutMs: 110_000, killAfterMs: 10_000 });
 
 const CS_URL = 'http://example.org/lock-test';
 
 /** Runs the import CLI on the data directory; resolves with its exit code and output. */
 async function importCli(): Promise<{ code: number; out: string }> {
-  const file = path.join(tmp, 'cs.json');
+  const file = path.join(db.dir, 'cs.json');
   fs.writeFileSync(
     file,
     JSON.stringify({
@@ -39,7 +34,7 @@ async function importCli(): Promise<{ code: number; out: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [...entryArgs('terminology/import-cli'), file], {
       cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: '' },
+      env: { ...process.env, DATA_DIR: db.dataDir, LOG_LEVEL: 'silent', DATABASE_URL: '' },
     });
     return { code: 0, out: stdout + stderr };
   } catch (err) {
@@ -50,7 +45,7 @@ async function importCli(): Promise<{ code: number; out: string }> {
 
 describe('embedded data directory lock', () => {
   it('refuses the import CLI while the server holds the directory, naming its pid; nothing is written', async () => {
-    server = await startServerProcess({ dataDir, timeoutMs: 110_000 });
+    let server = await startServer();
     const pid = server.child.pid;
     const refused = await importCli();
     expect(refused.code, refused.out).not.toBe(0);
@@ -66,10 +61,9 @@ describe('embedded data directory lock', () => {
 
     // Stopped, the server releases the directory: it opens again, and the CLI may use it.
     expect(await server.stop(20_000)).toBe(0);
-    server = undefined;
     const imported = await importCli();
     expect(imported.code, imported.out).toBe(0);
-    server = await startServerProcess({ dataDir, timeoutMs: 110_000 });
+    server = await startServer();
     const token2 = (await signIn(server.base)).access_token;
     const after = await call(server.base, 'GET', `fhir/R4/CodeSystem?url=${encodeURIComponent(CS_URL)}`, {
       token: token2,

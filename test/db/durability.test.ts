@@ -2,26 +2,8 @@
 // with fsync=on no sync reached the disk (strace counted 0 fsync/fdatasync calls over 300 commits). Now PostgreSQL's
 // syncs are real system calls: every committed write syncs the WAL before the client gets its answer, and /healthz
 // counts them. On PostgreSQL (DATABASE_URL) the server's own fsync applies and /healthz shows no counter.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { call, onPostgres, signIn, startTestServer, type TestServer } from '../helpers/server.js';
-
-const dirs: string[] = [];
-const servers: TestServer[] = [];
-afterAll(async () => {
-  for (const s of servers) await s.close();
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
-
-async function start(pgliteFsync: boolean): Promise<TestServer> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fsync-'));
-  dirs.push(dataDir);
-  const s = await startTestServer({ dataDir, config: { pgliteFsync } });
-  servers.push(s);
-  return s;
-}
+import { describe, expect, it } from 'vitest';
+import { call, onPostgres, signIn, withTestServer, type TestServer } from '../helpers/server.js';
 
 const fsyncOf = async (s: TestServer) => (await call(s.base, 'GET', 'healthz')).body.fsync;
 
@@ -35,37 +17,39 @@ const codeSystem = (n: number) => ({
 
 describe.skipIf(onPostgres)('embedded database durability (fsync)', () => {
   it('each acknowledged write was synced to disk first', async () => {
-    const s = await start(true);
-    const token = (await signIn(s.base)).access_token;
-    const before = await fsyncOf(s);
-    expect(before.enabled).toBe(true);
-    // The first start synced its files (initdb, migrations) already.
-    expect(before.calls).toBeGreaterThan(0);
-    let last = before.calls;
-    for (let i = 0; i < 3; i++) {
-      const r = await call(s.base, 'POST', 'fhir/R4/CodeSystem', { token, body: codeSystem(i) });
-      expect(r.status, r.text).toBe(201);
-      // The sync runs inside PostgreSQL's commit, before the statement returns: by the time the client holds
-      // the 201, the counter has moved.
-      const now = (await fsyncOf(s)).calls;
-      expect(now).toBeGreaterThan(last);
-      last = now;
-    }
+    await withTestServer({ onDisk: true, config: { pgliteFsync: true } }, async (s) => {
+      const token = (await signIn(s.base)).access_token;
+      const before = await fsyncOf(s);
+      expect(before.enabled).toBe(true);
+      // The first start synced its files (initdb, migrations) already.
+      expect(before.calls).toBeGreaterThan(0);
+      let last = before.calls;
+      for (let i = 0; i < 3; i++) {
+        const r = await call(s.base, 'POST', 'fhir/R4/CodeSystem', { token, body: codeSystem(i) });
+        expect(r.status, r.text).toBe(201);
+        // The sync runs inside PostgreSQL's commit, before the statement returns: by the time the client holds
+        // the 201, the counter has moved.
+        const now = (await fsyncOf(s)).calls;
+        expect(now).toBeGreaterThan(last);
+        last = now;
+      }
+    });
   }, 120_000);
 
   it('PGLITE_FSYNC=false: no syncs, and /healthz says so', async () => {
-    const s = await start(false);
-    const token = (await signIn(s.base)).access_token;
-    const r = await call(s.base, 'POST', 'fhir/R4/CodeSystem', { token, body: codeSystem(9) });
-    expect(r.status, r.text).toBe(201);
-    expect(await fsyncOf(s)).toEqual({ enabled: false, calls: 0, totalMs: 0 });
+    await withTestServer({ onDisk: true, config: { pgliteFsync: false } }, async (s) => {
+      const token = (await signIn(s.base)).access_token;
+      const r = await call(s.base, 'POST', 'fhir/R4/CodeSystem', { token, body: codeSystem(9) });
+      expect(r.status, r.text).toBe(201);
+      expect(await fsyncOf(s)).toEqual({ enabled: false, calls: 0, totalMs: 0 });
+    });
   }, 120_000);
 });
 
 describe.runIf(onPostgres)('PostgreSQL durability', () => {
   it('/healthz has no embedded fsync counter (the PostgreSQL server syncs its WAL itself)', async () => {
-    const s = await startTestServer();
-    servers.push(s);
-    expect(await fsyncOf(s)).toBeUndefined();
+    await withTestServer({}, async (s) => {
+      expect(await fsyncOf(s)).toBeUndefined();
+    });
   });
 });

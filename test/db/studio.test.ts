@@ -3,21 +3,20 @@
 // request leaving loopback. Prisma 6.19's `prisma studio` showed a blank page here (it downloads a query engine).
 // Screenshot: output/screenshots/studio-users.png. Skipped without /usr/bin/chromium unless REQUIRE_BROWSER=1.
 import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { haveBrowser, launchChromium, offLoopback, SCREENSHOTS } from '../helpers/browser.js';
+import { useTestDatabase } from '../helpers/database.js';
 import { entryArgs } from '../helpers/processes.js';
-import { ADMIN_EMAIL, dropSchema, onPostgres, startTestServer } from '../helpers/server.js';
+import { ADMIN_EMAIL, onPostgres } from '../helpers/server.js';
 import { ROOT } from '../helpers/paths.js';
 
+// Registered first, so its afterAll (schema dropped, directory removed) runs after Studio has stopped.
+const db = useTestDatabase({ onDisk: true });
 let browser: Browser;
 let studio: ChildProcess | undefined;
 let studioUrl = '';
-let schema: string | undefined;
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'studio-test-'));
 
 /** Starts the Studio CLI (what `npm run studio` runs) and resolves with the URL it prints. */
 function startStudio(env: NodeJS.ProcessEnv): Promise<string> {
@@ -39,8 +38,7 @@ function startStudio(env: NodeJS.ProcessEnv): Promise<string> {
 beforeAll(async () => {
   if (!haveBrowser) return;
   // A server run seeds the admin user, then stops (the embedded database is single-process).
-  const server = await startTestServer({ dataDir });
-  schema = server.schema;
+  const server = await db.start();
   await server.close();
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -48,8 +46,8 @@ beforeAll(async () => {
     STUDIO_PORT: '0',
     CHECKPOINT_DISABLE: '1',
     ...(onPostgres
-      ? { DATABASE_URL: process.env.TEST_DATABASE_URL, DATABASE_SCHEMA: schema }
-      : { DATA_DIR: dataDir }),
+      ? { DATABASE_URL: process.env.TEST_DATABASE_URL, DATABASE_SCHEMA: db.schema }
+      : { DATA_DIR: db.dataDir }),
   };
   studioUrl = await startStudio(env);
   browser = await launchChromium();
@@ -62,8 +60,6 @@ afterAll(async () => {
     studio.kill('SIGTERM');
     await exited;
   }
-  await dropSchema(schema);
-  fs.rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);
 
 describe.skipIf(!haveBrowser)('Prisma Studio in Chromium (npm run studio)', () => {
@@ -75,7 +71,7 @@ describe.skipIf(!haveBrowser)('Prisma Studio in Chromium (npm run studio)', () =
     page.on('pageerror', (e) => errors.push(e.message));
 
     // On PostgreSQL the server's tables are in the test's own schema: open it through Studio's URL state.
-    const res = await page.goto(`${studioUrl}#schema=${schema ?? 'public'}&table=User&view=table`, {
+    const res = await page.goto(`${studioUrl}#schema=${db.schema ?? 'public'}&table=User&view=table`, {
       waitUntil: 'load',
     });
     expect(res?.status()).toBe(200);
