@@ -4,22 +4,16 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { mandatoryElements, summaryElements } from '../../src/fhir/subsetting.js';
-import { call, dropSchema, signIn, startTestServer, type TestServer } from '../helpers/server.js';
+import { call, useTestServer } from '../helpers/server.js';
 
-let s: TestServer;
+const s = useTestServer({ signIn: true });
 let token: string;
 const SUBSETTED = { system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationValue', code: 'SUBSETTED' };
 
-beforeAll(async () => {
-  s = await startTestServer();
-  token = (await signIn(s.base)).access_token;
-});
-
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
+beforeAll(() => {
+  token = s.token;
 });
 
 describe('summary elements', () => {

@@ -2,8 +2,8 @@
 // definitions are read from the database), `useSupplement` (a stored supplement), `designation`,
 // `displayLanguage` lists and Accept-Language, `default-valueset-version`, `versionsMatch`, R5 filter operators as
 // R4 sends them, and each one's errors as OperationOutcomes with the IG's tx-issue-type; GraphQL takes the same.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, dropSchema, signIn, startTestServer, type TestServer } from '../helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call, useTestServer } from '../helpers/server.js';
 
 const CS = 'http://example.org/eco/CodeSystem/fruit';
 const SUPP = 'http://example.org/eco/CodeSystem/fruit-de';
@@ -12,7 +12,7 @@ const PICK = 'http://example.org/eco/ValueSet/pick';
 const PROP = 'http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.contains.property';
 const TX_ISSUE = 'http://hl7.org/fhir/tools/CodeSystem/tx-issue-type';
 
-let s: TestServer;
+const s = useTestServer({ signIn: true });
 let token: string;
 
 async function post(type: string, body: unknown): Promise<void> {
@@ -52,8 +52,7 @@ const props = (e: Entry): Record<string, unknown> =>
   );
 
 beforeAll(async () => {
-  s = await startTestServer();
-  token = (await signIn(s.base)).access_token;
+  token = s.token;
   await post('CodeSystem', {
     resourceType: 'CodeSystem',
     url: CS,
@@ -129,11 +128,6 @@ beforeAll(async () => {
       compose: { include: [{ system: CS, concept: [{ code }] }] },
     });
   }
-});
-
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
 });
 
 describe('property', () => {

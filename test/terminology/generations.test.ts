@@ -1,32 +1,22 @@
 // Concept generations (README "Terminology", Storage): a write's concepts are invisible until its one short final
 // transaction; a write that fails, or a process killed between the two steps, leaves nothing visible and its rows
 // are removed; replaced and deleted concepts go in the background, never from under a reader.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { readConceptPages } from '../../src/terminology/concept-pages.js';
 import { ABANDONED_AFTER_MS, beginGeneration, insertConceptRows } from '../../src/terminology/generations.js';
 import { writeTerminologyResource } from '../../src/terminology/resource-write.js';
-import { call, dropSchema, onPostgres, signIn, startTestServer, type TestServer } from '../helpers/server.js';
-import { startServerProcess } from '../helpers/processes.js';
+import { useTestDatabase } from '../helpers/database.js';
+import { call, onPostgres, signIn, useTestServer } from '../helpers/server.js';
 
-let s: TestServer;
+const s = useTestServer({ signIn: true });
 let token: string;
 let projectId: string;
 
 beforeAll(async () => {
-  s = await startTestServer();
-  const t = await signIn(s.base);
-  token = t.access_token;
+  token = s.token;
   const me = await call(s.base, 'GET', 'auth/me', { token });
   projectId = me.body.project.id;
-});
-
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
 });
 
 const rows = (n: number, prefix = 'c') =>
@@ -187,61 +177,57 @@ describe('concept generations', () => {
 });
 
 describe.skipIf(onPostgres)('a server killed in the middle of a big write (embedded database)', () => {
+  const disk = useTestDatabase({ onDisk: true });
   it('starts again with nothing of the write visible, and its rows removed', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fhir-gen-crash-'));
-    try {
-      let proc = await startServerProcess({ dataDir, timeoutMs: 110_000 });
-      const t = (await signIn(proc.base)).access_token;
-      const syncs = async (base: string): Promise<number> =>
-        ((await fetch(`${base}healthz`).then((r) => r.json())) as { fsync: { calls: number } }).fsync.calls;
-      const before = await syncs(proc.base);
-      const concept = Array.from({ length: 40_000 }, (_, i) => ({ code: `k${i}`, display: `Killed ${i}` }));
-      const posting = fetch(`${proc.base}fhir/R4/CodeSystem`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${t}`, 'content-type': 'application/fhir+json' },
-        body: JSON.stringify({
-          resourceType: 'CodeSystem',
-          url: 'http://example.org/killed',
-          status: 'active',
-          concept,
-        }),
-      }).catch(() => 'aborted');
-      // Each batch of concepts is committed on its own (and synced): once 20 have been, kill -9.
-      for (let i = 0; i < 600 && (await syncs(proc.base)) < before + 20; i++)
-        await new Promise((r) => setTimeout(r, 50));
-      proc.child.kill('SIGKILL');
-      expect(await posting).toBe('aborted');
-      // stop() waits on the exit promise taken at spawn: the process may already be gone by now, and a listener
-      // added after its 'exit' would wait for ever (it did, in CI).
-      await proc.stop();
+    let proc = await disk.startProcess({ timeoutMs: 110_000 });
+    const t = (await signIn(proc.base)).access_token;
+    const syncs = async (base: string): Promise<number> =>
+      ((await fetch(`${base}healthz`).then((r) => r.json())) as { fsync: { calls: number } }).fsync.calls;
+    const before = await syncs(proc.base);
+    const concept = Array.from({ length: 40_000 }, (_, i) => ({ code: `k${i}`, display: `Killed ${i}` }));
+    const posting = fetch(`${proc.base}fhir/R4/CodeSystem`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t}`, 'content-type': 'application/fhir+json' },
+      body: JSON.stringify({
+        resourceType: 'CodeSystem',
+        url: 'http://example.org/killed',
+        status: 'active',
+        concept,
+      }),
+    }).catch(() => 'aborted');
+    // Each batch of concepts is committed on its own (and synced): once 20 have been, kill -9.
+    for (let i = 0; i < 600 && (await syncs(proc.base)) < before + 20; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    proc.child.kill('SIGKILL');
+    expect(await posting).toBe('aborted');
+    // stop() waits on the exit promise taken at spawn: the process may already be gone by now, and a listener
+    // added after its 'exit' would wait for ever (it did, in CI).
+    await proc.stop();
 
-      proc = await startServerProcess({ dataDir, timeoutMs: 110_000 });
-      const t2 = (await signIn(proc.base)).access_token;
-      const search = await call(proc.base, 'GET', 'fhir/R4/CodeSystem?url=http://example.org/killed', {
-        token: t2,
-      });
-      expect(search.body.total).toBe(0);
-      // The start-up sweep removes the rows in small committed steps: wait until the syncs stop, then look at the
-      // database itself.
-      let last = -1;
-      for (let i = 0; i < 60; i++) {
-        const now = await syncs(proc.base);
-        if (now === last) break;
-        last = now;
-        await new Promise((r) => setTimeout(r, 1500));
-      }
-      await proc.stop();
-      const db = await openDatabase({ dataDir });
-      try {
-        const [n] = await db.sql<{ n: number }>('SELECT count(*)::int AS n FROM "Concept"');
-        const [g] = await db.sql<{ n: number }>('SELECT count(*)::int AS n FROM "ConceptGeneration"');
-        expect(n.n).toBe(0);
-        expect(g.n).toBe(0);
-      } finally {
-        await db.close();
-      }
+    proc = await disk.startProcess({ timeoutMs: 110_000 });
+    const t2 = (await signIn(proc.base)).access_token;
+    const search = await call(proc.base, 'GET', 'fhir/R4/CodeSystem?url=http://example.org/killed', {
+      token: t2,
+    });
+    expect(search.body.total).toBe(0);
+    // The start-up sweep removes the rows in small committed steps: wait until the syncs stop, then look at the
+    // database itself.
+    let last = -1;
+    for (let i = 0; i < 60; i++) {
+      const now = await syncs(proc.base);
+      if (now === last) break;
+      last = now;
+      await new Promise((r) => setTimeout(r, 1500));
+    }
+    await proc.stop();
+    const db = await openDatabase({ dataDir: disk.dataDir });
+    try {
+      const [n] = await db.sql<{ n: number }>('SELECT count(*)::int AS n FROM "Concept"');
+      const [g] = await db.sql<{ n: number }>('SELECT count(*)::int AS n FROM "ConceptGeneration"');
+      expect(n.n).toBe(0);
+      expect(g.n).toBe(0);
     } finally {
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await db.close();
     }
   }, 240_000);
 });

@@ -10,23 +10,20 @@ import { flattenCodeSystemConcepts } from '../../../src/terminology/engine/flatt
 import type { CodeSystemResource } from '../../../src/terminology/engine/types.js';
 import { importFiles } from '../../../src/terminology/import.js';
 import { writeTerminologyResource } from '../../../src/terminology/resource-write.js';
-import { call, dropSchema, signIn, startTestServer, type TestServer } from '../../helpers/server.js';
+import { call, useTestServer } from '../../helpers/server.js';
 
-let s: TestServer;
+const s = useTestServer({ signIn: true });
 let token: string;
 let projectId: string;
 let tmp: string;
 
 beforeAll(async () => {
-  s = await startTestServer();
-  token = (await signIn(s.base)).access_token;
+  token = s.token;
   projectId = (await call(s.base, 'GET', 'auth/me', { token })).body.project.id;
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'fhir-import-stream-'));
 });
 
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(s?.schema);
+afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
