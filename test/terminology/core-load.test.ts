@@ -2,20 +2,12 @@
 // `npm run import -- --shared` before the first start, and at every upgrade of the definitions package, survive.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../helpers/database.js';
 import { entryArgs } from '../helpers/processes.js';
-import {
-  call,
-  dropSchema,
-  newSchemaName,
-  onPostgres,
-  signIn,
-  startTestServer,
-  type TestServer,
-} from '../helpers/server.js';
+import { call, onPostgres, signIn, type TestServer } from '../helpers/server.js';
 import { ROOT } from '../helpers/paths.js';
 
 const run = promisify(execFile);
@@ -23,12 +15,10 @@ const CS_URL = 'http://example.org/shared/cs';
 const VS_URL = 'http://example.org/shared/vs';
 const GENDER_VS = 'http://hl7.org/fhir/ValueSet/administrative-gender';
 
-let tmp: string;
-let dataDir: string;
-let schema: string | undefined;
+const db = useTestDatabase({ onDisk: true });
 let s: TestServer | undefined;
 
-const start = () => startTestServer({ schema, dataDir, config: { loadCoreTerminology: true } });
+const start = () => db.start({ config: { loadCoreTerminology: true } });
 
 async function importShared(file: string): Promise<string> {
   return (await importRun(file)).stdout;
@@ -36,9 +26,9 @@ async function importShared(file: string): Promise<string> {
 
 /** Runs `npm run import -- <file> --shared`; resolves with its output and exit code. */
 async function importRun(file: string): Promise<{ stdout: string; stderr: string; code: number }> {
-  const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+  const env = { ...process.env, DATA_DIR: db.dataDir, LOG_LEVEL: 'silent' };
   if (onPostgres)
-    Object.assign(env, { DATABASE_URL: process.env.TEST_DATABASE_URL, DATABASE_SCHEMA: schema });
+    Object.assign(env, { DATABASE_URL: process.env.TEST_DATABASE_URL, DATABASE_SCHEMA: db.schema });
   try {
     const { stdout, stderr } = await run(
       process.execPath,
@@ -72,11 +62,8 @@ async function observe(
 }
 
 beforeAll(() => {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'term-core-'));
-  dataDir = path.join(tmp, 'data');
-  schema = onPostgres ? newSchemaName() : undefined;
   fs.writeFileSync(
-    path.join(tmp, 'shared.ndjson'),
+    path.join(db.dir, 'shared.ndjson'),
     [
       {
         resourceType: 'CodeSystem',
@@ -95,15 +82,9 @@ beforeAll(() => {
   );
 });
 
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(schema);
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
-
 describe('core terminology load', () => {
   it('keeps a --shared import made before the first start', async () => {
-    const out = await importShared(path.join(tmp, 'shared.ndjson'));
+    const out = await importShared(path.join(db.dir, 'shared.ndjson'));
     expect(out).toMatch(/CodeSystem/);
     s = await start();
     const seen = await observe(s);
@@ -121,7 +102,7 @@ describe('core terminology load', () => {
     // Written as text: JSON.stringify itself overflows at this depth.
     let concept = '';
     for (let i = 4999; i >= 0; i--) concept = `{"code":"n${i}"${concept ? `,"concept":[${concept}]` : ''}}`;
-    const file = path.join(tmp, 'deep.json');
+    const file = path.join(db.dir, 'deep.json');
     fs.writeFileSync(
       file,
       `{"resourceType":"CodeSystem","url":"http://example.org/deep","status":"active","concept":[${concept}]}`,

@@ -4,17 +4,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { MedplumClient } from '@medplum/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../helpers/database.js';
 import {
   CLIENT_ID,
   CLIENT_SECRET,
   call,
-  dropSchema,
   onPostgres,
   signIn,
-  startTestServer,
   type TestServer,
   useTestServer,
+  withTestServer,
 } from '../helpers/server.js';
 import { FIXTURES } from '../helpers/paths.js';
 
@@ -401,8 +401,7 @@ describe('cache invalidation', () => {
   });
 
   it.runIf(onPostgres)('a second instance on the same database sees the change (NOTIFY)', async () => {
-    const b = await startTestServer({ schema: s.schema, config: { expandMaxUnpaged: 50 } });
-    try {
+    await withTestServer({ schema: s.schema, config: { expandMaxUnpaged: 50 } }, async (b) => {
       const tb = (await signIn(b.base)).access_token;
       const q = `fhir/R4/ValueSet/$expand?url=${encodeURIComponent(HIER_VS)}&filter=fever`;
       const first = await call(b.base, 'GET', q, { token: tb });
@@ -433,9 +432,7 @@ describe('cache invalidation', () => {
         status = (await call(b.base, 'GET', tmp, { token: tb })).status;
       }
       expect(status).toBe(404);
-    } finally {
-      await b.close();
-    }
+    });
   });
 });
 
@@ -450,15 +447,13 @@ describe('MedplumClient', () => {
 });
 
 describe('FHIR core definitions', () => {
+  // The servers of this block share one database: the second instance finds the core already loaded.
+  const db = useTestDatabase();
   let core: TestServer;
-  afterAll(async () => {
-    await core?.close();
-    await dropSchema(core?.schema);
-  });
 
   it('expands administrative-gender on a fresh server, and shared rows are read-only', async () => {
     const started = Date.now();
-    core = await startTestServer({ config: { loadCoreTerminology: true } });
+    core = await db.start({ config: { loadCoreTerminology: true } });
     console.log(`server start with core terminology load: ${Date.now() - started} ms`);
     const t = (await signIn(core.base)).access_token;
     const res = await call(
@@ -520,20 +515,16 @@ describe('FHIR core definitions', () => {
     'a second instance on the same database does not load the core again',
     async () => {
       const started = Date.now();
-      const second = await startTestServer({ schema: core.schema, config: { loadCoreTerminology: true } });
-      try {
-        console.log(`second instance start (core already loaded): ${Date.now() - started} ms`);
-        const t = (await signIn(second.base)).access_token;
-        const search = await call(
-          second.base,
-          'GET',
-          `fhir/R4/CodeSystem?url=${encodeURIComponent('http://hl7.org/fhir/administrative-gender')}&_count=0`,
-          { token: t },
-        );
-        expect(search.body.total).toBe(1);
-      } finally {
-        await second.close();
-      }
+      const second = await db.start({ config: { loadCoreTerminology: true } });
+      console.log(`second instance start (core already loaded): ${Date.now() - started} ms`);
+      const t = (await signIn(second.base)).access_token;
+      const search = await call(
+        second.base,
+        'GET',
+        `fhir/R4/CodeSystem?url=${encodeURIComponent('http://hl7.org/fhir/administrative-gender')}&_count=0`,
+        { token: t },
+      );
+      expect(search.body.total).toBe(1);
     },
     120_000,
   );

@@ -1,10 +1,10 @@
 // Code system index files (DATA_DIR/terminology-index): written after an index is built, read back after a
 // restart (same expansion, no rebuild), ignored once the CodeSystem changes.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { call, dropSchema, signIn, startTestServer, type TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../helpers/database.js';
+import { call, signIn, type TestServer } from '../helpers/server.js';
 
 const URL_CS = 'http://example.org/cs/index-file';
 const URL_VS = 'http://example.org/vs/index-file';
@@ -29,12 +29,7 @@ function codeSystem(n: number, suffix: string): unknown {
   return { resourceType: 'CodeSystem', url: URL_CS, status: 'active', content: 'complete', concept };
 }
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'index-file-'));
-let schema: string | undefined;
-afterAll(async () => {
-  await dropSchema(schema);
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
+const db = useTestDatabase({ onDisk: true });
 
 type Reply = Awaited<ReturnType<typeof call>>;
 
@@ -49,9 +44,8 @@ async function expand(s: TestServer, token: string, filter: string): Promise<Rep
 
 describe('code system index files', () => {
   it('are written after a build, read back after a restart, and ignored once the CodeSystem changes', async () => {
-    const dir = path.join(dataDir, 'terminology-index');
-    let s = await startTestServer({ dataDir });
-    schema = s.schema;
+    const dir = path.join(db.dataDir, 'terminology-index');
+    let s = await db.start();
     let token = (await signIn(s.base)).access_token;
     let before: Reply | undefined;
     let csId = '';
@@ -83,31 +77,27 @@ describe('code system index files', () => {
     // A restart: the file is read back (its modification time does not move: nothing rebuilt and rewritten).
     const file = path.join(dir, `${csId}.csix`);
     const mtime = fs.statSync(file).mtimeMs;
-    s = await startTestServer({ dataDir, schema });
-    try {
-      token = (await signIn(s.base)).access_token;
-      const after = await expand(s, token, 'heart acu');
-      expect(after.status).toBe(200);
-      expect(after.body.expansion.total).toBe(before!.body.expansion.total);
-      expect(after.body.expansion.contains).toEqual(before!.body.expansion.contains);
-      await new Promise((r) => setTimeout(r, 500));
-      expect(fs.statSync(file).mtimeMs).toBe(mtime);
+    s = await db.start();
+    token = (await signIn(s.base)).access_token;
+    const after = await expand(s, token, 'heart acu');
+    expect(after.status).toBe(200);
+    expect(after.body.expansion.total).toBe(before!.body.expansion.total);
+    expect(after.body.expansion.contains).toEqual(before!.body.expansion.contains);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(fs.statSync(file).mtimeMs).toBe(mtime);
 
-      // An update makes the file stale: the next expansion shows the new displays, and the file is rewritten.
-      const put = await call(s.base, 'PUT', `fhir/R4/CodeSystem/${csId}`, {
-        token,
-        body: { ...(codeSystem(12_000, 'y') as object), id: csId },
-      });
-      expect(put.status).toBe(200);
-      const changed = await expand(s, token, 'heart y1');
-      expect(changed.status).toBe(200);
-      expect(changed.body.expansion.total).toBeGreaterThan(0);
-      expect((await expand(s, token, 'heart x1')).body.expansion.total).toBe(0);
-      for (let i = 0; i < 100 && fs.statSync(file).mtimeMs === mtime; i++)
-        await new Promise((r) => setTimeout(r, 100));
-      expect(fs.statSync(file).mtimeMs).not.toBe(mtime);
-    } finally {
-      await s.close();
-    }
+    // An update makes the file stale: the next expansion shows the new displays, and the file is rewritten.
+    const put = await call(s.base, 'PUT', `fhir/R4/CodeSystem/${csId}`, {
+      token,
+      body: { ...(codeSystem(12_000, 'y') as object), id: csId },
+    });
+    expect(put.status).toBe(200);
+    const changed = await expand(s, token, 'heart y1');
+    expect(changed.status).toBe(200);
+    expect(changed.body.expansion.total).toBeGreaterThan(0);
+    expect((await expand(s, token, 'heart x1')).body.expansion.total).toBe(0);
+    for (let i = 0; i < 100 && fs.statSync(file).mtimeMs === mtime; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(fs.statSync(file).mtimeMs).not.toBe(mtime);
   }, 180_000);
 });

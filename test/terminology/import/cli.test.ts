@@ -2,20 +2,12 @@
 // idempotently; Bundle and NDJSON inputs; then $expand over HTTP sees what was imported.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../../helpers/database.js';
 import { entryArgs } from '../../helpers/processes.js';
-import {
-  call,
-  dropSchema,
-  newSchemaName,
-  onPostgres,
-  signIn,
-  startTestServer,
-  type TestServer,
-} from '../../helpers/server.js';
+import { call, onPostgres, signIn, type TestServer } from '../../helpers/server.js';
 import { GENERATOR } from '../../helpers/shared.js';
 import { ROOT } from '../../helpers/paths.js';
 
@@ -23,16 +15,10 @@ const run = promisify(execFile);
 const CS_URL = 'http://example.org/fhir/CodeSystem/synthetic-bench';
 const VS_URL = 'http://example.org/fhir/ValueSet/synthetic-bench-all';
 
-let tmp: string;
-let dataDir: string;
-let schema: string | undefined;
+/** A database the CLI can open too: a PGlite data directory, or a PostgreSQL schema. */
+const db = useTestDatabase({ onDisk: true });
 let s: TestServer | undefined;
 let token: string;
-
-/** A server on a database the CLI can open too: a PGlite data directory, or a PostgreSQL schema. */
-async function start(): Promise<TestServer> {
-  return startTestServer({ schema, dataDir });
-}
 
 /** Runs the import CLI as a user would (PGlite: with the server stopped; PostgreSQL: while it runs). */
 async function importCli(...args: string[]): Promise<string> {
@@ -42,9 +28,9 @@ async function importCli(...args: string[]): Promise<string> {
     s = undefined;
   }
   try {
-    const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+    const env = { ...process.env, DATA_DIR: db.dataDir, LOG_LEVEL: 'silent' };
     if (onPostgres)
-      Object.assign(env, { DATABASE_URL: process.env.TEST_DATABASE_URL, DATABASE_SCHEMA: schema });
+      Object.assign(env, { DATABASE_URL: process.env.TEST_DATABASE_URL, DATABASE_SCHEMA: db.schema });
     const { stdout } = await run(process.execPath, [...entryArgs('terminology/import-cli'), ...args], {
       cwd: ROOT,
       env,
@@ -53,33 +39,24 @@ async function importCli(...args: string[]): Promise<string> {
     return stdout;
   } finally {
     if (restart) {
-      s = await start();
+      s = await db.start();
       token = (await signIn(s.base)).access_token;
     }
   }
 }
 
 beforeAll(async () => {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'term-import-'));
-  dataDir = path.join(tmp, 'data');
-  schema = onPostgres ? newSchemaName() : undefined;
-  await run(process.execPath, [GENERATOR, '--out', path.join(tmp, 'bench')]);
-  s = await start();
+  await run(process.execPath, [GENERATOR, '--out', path.join(db.dir, 'bench')]);
+  s = await db.start();
   token = (await signIn(s.base)).access_token;
-});
-
-afterAll(async () => {
-  await s?.close();
-  await dropSchema(schema);
-  fs.rmSync(tmp, { recursive: true, force: true });
 });
 
 describe('import CLI', () => {
   it('imports the 100,000-concept code system and its value set in under a minute', async () => {
     const started = Date.now();
     const out = await importCli(
-      path.join(tmp, 'bench', 'CodeSystem-synthetic-bench.json'),
-      path.join(tmp, 'bench', 'ValueSet-synthetic-bench-all.json'),
+      path.join(db.dir, 'bench', 'CodeSystem-synthetic-bench.json'),
+      path.join(db.dir, 'bench', 'ValueSet-synthetic-bench-all.json'),
     );
     const ms = Date.now() - started;
     console.log(`import of 100,000 concepts (CLI process, including startup): ${ms} ms\n${out}`);
@@ -95,7 +72,7 @@ describe('import CLI', () => {
     );
     expect(res.status).toBe(200);
     expect(res.body.expansion.total).toBe(100000);
-    const expected = JSON.parse(fs.readFileSync(path.join(tmp, 'bench', 'expected.json'), 'utf8'));
+    const expected = JSON.parse(fs.readFileSync(path.join(db.dir, 'bench', 'expected.json'), 'utf8'));
     const sample = expected.sampleConcepts[2] as { code: string; display: string };
     const f = await call(
       s!.base,
@@ -107,7 +84,7 @@ describe('import CLI', () => {
   }, 180_000);
 
   it('re-running replaces instead of duplicating', async () => {
-    const out = await importCli(path.join(tmp, 'bench', 'CodeSystem-synthetic-bench.json'));
+    const out = await importCli(path.join(db.dir, 'bench', 'CodeSystem-synthetic-bench.json'));
     expect(out).toMatch(/replaced CodeSystem\//);
     const search = await call(
       s!.base,
@@ -152,9 +129,9 @@ describe('import CLI', () => {
       type: 'collection',
       entry: [{ resource: cs }, { resource: vs }, { resource: { resourceType: 'Patient' } }],
     };
-    const bundleFile = path.join(tmp, 'bundle.json');
+    const bundleFile = path.join(db.dir, 'bundle.json');
     fs.writeFileSync(bundleFile, JSON.stringify(bundle));
-    const ndjsonFile = path.join(tmp, 'more.ndjson');
+    const ndjsonFile = path.join(db.dir, 'more.ndjson');
     const cs2 = { ...cs, url: 'http://example.org/cs/imported2', concept: [{ code: 'z', display: 'Zed' }] };
     const dup = { ...cs, url: 'http://example.org/cs/dup', concept: [{ code: 'a' }, { code: 'a' }] };
     fs.writeFileSync(ndjsonFile, [cs2, vs, dup].map((r) => JSON.stringify(r)).join('\n') + '\n');
@@ -183,7 +160,7 @@ describe('import CLI', () => {
 
   it('refuses an unknown project and bad usage with a non-zero exit', async () => {
     const err = await importCli(
-      path.join(tmp, 'bundle.json'),
+      path.join(db.dir, 'bundle.json'),
       '--project',
       '00000000-0000-4000-8000-000000000000',
     ).then(

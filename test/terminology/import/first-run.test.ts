@@ -4,10 +4,10 @@
 // the admin signs in and expands the imported code system.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../../helpers/database.js';
 import { entryArgs } from '../../helpers/processes.js';
 import {
   ADMIN_EMAIL,
@@ -15,26 +15,13 @@ import {
   CLIENT_ID,
   CLIENT_SECRET,
   call,
-  dropSchema,
-  newSchemaName,
   onPostgres,
   signIn,
-  startTestServer,
-  type TestServer,
 } from '../../helpers/server.js';
 import { ROOT } from '../../helpers/paths.js';
 
 const run = promisify(execFile);
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'import-first-'));
-const dataDir = path.join(tmp, 'data');
-const schema = onPostgres ? newSchemaName() : undefined;
-let server: TestServer | undefined;
-
-afterAll(async () => {
-  await server?.close();
-  await dropSchema(schema);
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+const db = useTestDatabase({ onDisk: true });
 
 /** A CodeSystem with `n` concepts and a ValueSet of all of it. */
 function writeFixture(n: number): string {
@@ -62,7 +49,7 @@ function writeFixture(n: number): string {
       },
     ],
   };
-  const file = path.join(tmp, 'first-run.json');
+  const file = path.join(db.dir, 'first-run.json');
   fs.writeFileSync(file, JSON.stringify(bundle));
   return file;
 }
@@ -80,8 +67,8 @@ describe('import CLI on a database the server never started on', () => {
       CLIENT_SECRET,
       ...(process.env.PASSWORD_HASH_COST ? { PASSWORD_HASH_COST: process.env.PASSWORD_HASH_COST } : {}),
       ...(onPostgres
-        ? { DATABASE_URL: process.env.TEST_DATABASE_URL, DATABASE_SCHEMA: schema }
-        : { DATA_DIR: dataDir }),
+        ? { DATABASE_URL: process.env.TEST_DATABASE_URL, DATABASE_SCHEMA: db.schema }
+        : { DATA_DIR: db.dataDir }),
     };
     // execFile: stderr is a pipe, not a terminal (as in CI logs).
     const { stdout, stderr } = await run(process.execPath, [...entryArgs('terminology/import-cli'), file], {
@@ -96,7 +83,7 @@ describe('import CLI on a database the server never started on', () => {
     expect(stderr).toMatch(/CodeSystem http:\/\/example\.org\/cs\/first-run: 5000\/5000 concepts \(100%\)/);
     expect(stderr).not.toContain('\u001b[');
 
-    server = await startTestServer({ dataDir, schema });
+    const server = await db.start();
     const token = (await signIn(server.base)).access_token;
     const res = await call(
       server.base,
