@@ -15,8 +15,8 @@ import {
   newSchemaName,
   onPostgres,
   signIn,
-  startTestServer,
   useTestServer,
+  withTestServer,
 } from '../helpers/server.js';
 
 const s = useTestServer({ config: { bodyLimit: '2kb', authBodyLimit: '2kb' }, signIn: true });
@@ -147,6 +147,7 @@ describe('logs', () => {
         cb();
       },
     });
+    // src's startServer itself: the helpers log nowhere; this test reads every log line, at debug level.
     const schema = onPostgres ? newSchemaName() : undefined;
     const server: RunningServer = await startServer({
       env: process.env,
@@ -203,13 +204,9 @@ describe('client addresses behind a proxy', () => {
   });
 
   it('records the forwarded address when TRUST_PROXY trusts the proxy', async () => {
-    const proxied = await startTestServer({ config: { trustProxy: 'loopback' } });
-    try {
+    await withTestServer({ config: { trustProxy: 'loopback' } }, async (proxied) => {
       expect(await sessionAddress(proxied.base, '203.0.113.7')).toBe('203.0.113.7');
-    } finally {
-      await proxied.close();
-      await dropSchema(proxied.schema);
-    }
+    });
   });
 });
 
