@@ -14,7 +14,7 @@ import { ROOT } from '../helpers/paths.js';
 const run = promisify(execFile);
 const db = useTestDatabase({ onDisk: true });
 /** The server process on the data directory (stopped at the end if still running: SIGKILL after 10 s). */
-const startServer = () => db.startProcess({ timeoutMs: 110_000, killAfterMs: 10_000 });
+const startProcess = () => db.startProcess({ timeoutMs: 110_000, killAfterMs: 10_000 });
 
 const CS_URL = 'http://example.org/lock-test';
 
@@ -45,7 +45,7 @@ async function importCli(): Promise<{ code: number; out: string }> {
 
 describe('embedded data directory lock', () => {
   it('refuses the import CLI while the server holds the directory, naming its pid; nothing is written', async () => {
-    let server = await startServer();
+    let server = await startProcess();
     const pid = server.child.pid;
     const refused = await importCli();
     expect(refused.code, refused.out).not.toBe(0);
@@ -63,7 +63,7 @@ describe('embedded data directory lock', () => {
     expect(await server.stop(20_000)).toBe(0);
     const imported = await importCli();
     expect(imported.code, imported.out).toBe(0);
-    server = await startServer();
+    server = await startProcess();
     const token2 = (await signIn(server.base)).access_token;
     const after = await call(server.base, 'GET', `fhir/R4/CodeSystem?url=${encodeURIComponent(CS_URL)}`, {
       token: token2,
