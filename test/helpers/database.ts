@@ -42,9 +42,12 @@ export function useTestDatabase(opts: { onDisk?: boolean } = {}): TestDatabase {
     made = true;
   });
   afterAll(async () => {
-    for (const close of open.reverse()) await close();
-    await dropSchema(schema);
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    try {
+      for (const close of open.reverse()) await close();
+    } finally {
+      await dropSchema(schema);
+      if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
   const ready = (): void => {
     if (!made)
@@ -55,7 +58,8 @@ export function useTestDatabase(opts: { onDisk?: boolean } = {}): TestDatabase {
     if (!dir) throw new Error('useTestDatabase: pass { onDisk: true } for a data directory');
     return dir;
   };
-  const dataDir = (): string | undefined => (opts.onDisk ? path.join(folder(), 'data') : undefined);
+  // What start() and startProcess() pass: without onDisk, each server has its own data (in memory, or temporary).
+  const sharedDataDir = (): string | undefined => (opts.onDisk ? path.join(folder(), 'data') : undefined);
   return {
     get dir() {
       return folder();
@@ -69,7 +73,7 @@ export function useTestDatabase(opts: { onDisk?: boolean } = {}): TestDatabase {
     },
     async start(o = {}) {
       ready();
-      const server = await startTestServer({ schema, dataDir: dataDir(), config: o.config });
+      const server = await startTestServer({ schema, dataDir: sharedDataDir(), config: o.config });
       open.push(() => server.close());
       return server;
     },
@@ -78,7 +82,7 @@ export function useTestDatabase(opts: { onDisk?: boolean } = {}): TestDatabase {
       const proc = await startServerProcess({
         databaseUrl: process.env.TEST_DATABASE_URL,
         schema,
-        dataDir: dataDir(),
+        dataDir: sharedDataDir(),
         env: o.env,
         timeoutMs: o.timeoutMs,
       });

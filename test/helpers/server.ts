@@ -1,4 +1,6 @@
 // Starts a real server for a test file: in-memory PGlite by default, or a fresh schema on TEST_DATABASE_URL.
+// useTestServer for the server of a file or describe block, withTestServer for one test's own, useTestDatabase
+// (database.ts) for servers and CLIs that share a database; processes.ts has the same for server processes.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
