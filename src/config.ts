@@ -2,9 +2,8 @@
 // settings are declared once, in the table of src/config/settings.ts: the Config type below is derived from it,
 // loadConfig reads it, and docs/configuration.md is generated from it. The result is frozen: settings do not
 // change while the server runs.
-import type { Reader } from './config/readers.js';
+import { ConfigError, type Env, type Reader } from './config/readers.js';
 import { DEFAULT_ADMIN_PASSWORD, DEFAULT_CLIENT_SECRET, SETTINGS, TOPICS } from './config/settings.js';
-import { ConfigError, type Env } from './config/readers.js';
 
 export { ConfigError, normaliseBaseUrl, type Env } from './config/readers.js';
 export { DEFAULT_ADMIN_PASSWORD, DEFAULT_CLIENT_SECRET };

@@ -1,7 +1,8 @@
 // Every setting, in one table: its environment variable, its Config key, how it is read (type, default, checks)
 // and the line that documents it. The Config type is derived from the table (src/config.ts), loadConfig reads it,
 // and docs/configuration.md is generated from it (`npm run docs:config`; a test fails when the page is stale).
-// A new setting is one entry here. Grouped by topic: each topic is one section of the page.
+// A new setting is one entry here. Grouped by topic: each topic is one section of the page. The row's shape and
+// the readers are in readers.ts; the terminology, bots and GraphQL topics in feature-settings.ts.
 import {
   baseUrl,
   bool,
