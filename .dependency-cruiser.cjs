@@ -35,9 +35,9 @@ module.exports = {
     {
       name: 'core-is-the-bottom',
       severity: 'error',
-      comment: 'src/core (caller, errors, ...) and src/config.ts import nothing of ours but core.',
-      from: { path: '^src/(core/|config\\.ts$)' },
-      to: { path: '^src/', pathNot: '^src/core/' },
+      comment: 'src/core and the settings (src/config.ts, src/config/) import nothing of ours but core.',
+      from: { path: '^src/(core/|config\\.ts$|config/)' },
+      to: { path: '^src/', pathNot: '^src/(core|config)/' },
     },
     {
       name: 'db-on-core',

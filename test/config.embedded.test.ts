@@ -2,6 +2,8 @@
 // too, strict about booleans, frozen, and refuses the documented default secrets under NODE_ENV=production.
 // Before: BOT_JOB_RUNNER=flase meant false, an override `baseUrl: 'http://x/api'` stayed without its slash (so
 // links read `http://x/apifhir/R4`), the config could be changed after start, and production took the defaults.
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   ConfigError,
@@ -10,6 +12,8 @@ import {
   fhirBaseUrl,
   loadConfig,
 } from '../src/config.js';
+import { SETTINGS, VARIABLES } from '../src/config/settings.js';
+import { PAGE, renderPage } from '../scripts/config-docs.js';
 import { startServerProcess } from './helpers/processes.js';
 import { useTestServer } from './helpers/server.js';
 
@@ -77,6 +81,69 @@ describe('loadConfig(env)', () => {
     );
     // Outside production the defaults are fine.
     expect(loadConfig({ NODE_ENV: 'development' }).adminPassword).toBe(DEFAULT_ADMIN_PASSWORD);
+  });
+});
+
+describe('the settings table', () => {
+  it('gives every variable a type, a default and a line of documentation, each name and key once', () => {
+    const names = VARIABLES.map((v) => v.env);
+    expect(new Set(names).size).toBe(names.length);
+    const keys = SETTINGS.map((s) => s.key);
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const v of VARIABLES) {
+      const [type, def] = 'read' in v ? [v.read.type, v.read.defaultText] : [v.type, v.defaultText];
+      expect(v.env).toMatch(/^[A-Z][A-Z0-9_]*$/);
+      expect(type, v.env).not.toBe('');
+      expect(def, v.env).not.toBe('');
+      expect(v.doc.trim(), v.env).not.toBe('');
+    }
+  });
+
+  it('is the whole Config: each key comes from one entry and unset variables give its default', () => {
+    const config = loadConfig({});
+    const { defaulted, ...settings } = config;
+    // A Config object (graphql, loginThrottle, ...) holds `group.key` settings; a list is one setting.
+    const configKeys = Object.entries(settings).flatMap(([k, v]) =>
+      v && typeof v === 'object' && !Array.isArray(v) ? Object.keys(v).map((f) => `${k}.${f}`) : [k],
+    );
+    expect(configKeys.sort()).toEqual(SETTINGS.map((s) => s.key).sort());
+    expect(Object.keys(defaulted).sort()).toEqual(
+      SETTINGS.filter((s) => s.shownAtFirstStart)
+        .map((s) => s.key)
+        .sort(),
+    );
+    const all = config as unknown as Record<string, unknown>;
+    for (const s of SETTINGS.filter((s) => !s.read.finish)) {
+      const [group, field] = s.key.split('.');
+      const value = field ? (all[group] as Record<string, unknown>)[field] : all[group];
+      expect(value, s.env).toEqual(s.read.default({}));
+    }
+  });
+
+  it('names every environment variable the source reads', () => {
+    const read = new Set<string>();
+    const walk = (dir: string): void => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory() && entry.name !== 'generated') walk(file);
+        else if (entry.name.endsWith('.ts')) {
+          for (const m of fs.readFileSync(file, 'utf8').matchAll(/process\.env\.([A-Z][A-Z0-9_]*)/g))
+            read.add(m[1]);
+        }
+      }
+    };
+    walk(path.resolve(import.meta.dirname, '../src'));
+    expect(read.size).toBeGreaterThan(0);
+    const declared = new Set(VARIABLES.map((v) => v.env));
+    expect([...read].filter((name) => !declared.has(name))).toEqual([]);
+  });
+
+  it('is documented by docs/configuration.md, generated from it', async () => {
+    const current = fs.readFileSync(PAGE, 'utf8');
+    const generated = await renderPage(current);
+    expect(current === generated, 'docs/configuration.md is out of date: run `npm run docs:config`').toBe(
+      true,
+    );
   });
 });
 

@@ -11,18 +11,10 @@ import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
 import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
+import type { Config } from '../config.js';
 
-/** The /graphql budgets (see README "Limits"). */
-export interface GraphQLLimits {
-  maxTokens: number;
-  maxDepth: number;
-  maxAliases: number;
-  maxDirectives: number;
-  maxCost: number;
-  maxExpensiveFields: number;
-  /** Answer introspection queries and "Did you mean" suggestions (on outside production by default). */
-  introspection: boolean;
-}
+/** The /graphql budgets: the GRAPHQL_* settings (the settings table, src/config/settings.ts). */
+export type GraphQLLimits = Config['graphql'];
 
 /** Fields whose every occurrence costs a database query, an expansion, a password hash or a bot run. */
 export const EXPENSIVE_FIELDS: ReadonlySet<string> = new Set([
