@@ -6,7 +6,7 @@ import { TerminologyStore } from '../terminology/stores.js';
 import { loadCoreTerminology } from '../terminology/core.js';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { FILTER_RULE, terminologyRoutes } from '../rest/terminology-routes.js';
-import { describeParameters } from '../terminology/engine/parameters.js';
+import { describeParameters } from '../terminology/engine/index.js';
 import {
   acceptLanguageList,
   expandDocument,

@@ -13,8 +13,8 @@ import {
   type ExpandOptions,
   type ExpandParameterDefinition,
   type ExpandTargetParameters,
-} from './engine/parameters.js';
-import { parseLanguageList } from './engine/languages.js';
+  parseLanguageList,
+} from './engine/index.js';
 
 /** Parameter values by key (ExpandOptions and ExpandTargetParameters together). */
 export type ExpandVariables = Record<string, unknown>;

@@ -1,9 +1,13 @@
 // What the import's parts share: progress callbacks, options, results, and writing an imported index file.
 import type { Database } from '../db/database.js';
-import { CodeSystemIndex, CodeSystemIndexBuilder } from './engine/code-system-index.js';
-import { codeSystemMetaOf } from './engine/flatten.js';
-import { writeIndexFile } from './engine/index-file.js';
-import type { CodeSystemResource, ConceptInput } from './engine/types.js';
+import {
+  CodeSystemIndex,
+  CodeSystemIndexBuilder,
+  codeSystemMetaOf,
+  writeIndexFile,
+  type CodeSystemResource,
+  type ConceptInput,
+} from './engine/index.js';
 import type { TerminologyType } from './repository.js';
 import { indexFileOf, indexStamp } from './service.js';
 

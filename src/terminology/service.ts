@@ -6,21 +6,24 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest, notFound, type IssueCode } from '../core/errors.js';
 import path from 'node:path';
-import { CodeSystemIndexBuilder, type CodeSystemIndex } from './engine/code-system-index.js';
-import { readIndexFile, writeIndexFile } from './engine/index-file.js';
-import type { ConceptDetails } from './engine/concept-details.js';
-import { TerminologyError } from './engine/errors.js';
-import { ExpansionEngine, warmFilterPaths } from './engine/expand.js';
-import { codeSystemMetaOf } from './engine/flatten.js';
-import type {
-  CodeSystemResource,
-  ConceptInput,
-  ExpandLimits,
-  ExpandRequest,
-  ValueSetResource,
-  ValueSetResourceWithExpansion,
-} from './engine/types.js';
-import type { Resolver } from './engine/resolver.js';
+import {
+  CodeSystemIndexBuilder,
+  type CodeSystemIndex,
+  readIndexFile,
+  writeIndexFile,
+  type ConceptDetails,
+  TerminologyError,
+  ExpansionEngine,
+  warmFilterPaths,
+  codeSystemMetaOf,
+  type CodeSystemResource,
+  type ConceptInput,
+  type ExpandLimits,
+  type ExpandRequest,
+  type ValueSetResource,
+  type ValueSetResourceWithExpansion,
+  type Resolver,
+} from './engine/index.js';
 import { txResourceResolver } from './tx-resources.js';
 import {
   checkValueSetEntries,

@@ -2,10 +2,13 @@
 // that request only, before the project's own and the shared ones. Other resource types are ignored (a ConceptMap
 // plays no part in an expansion).
 import { ApiError, badRequest } from '../core/errors.js';
-import type { CodeSystemIndex } from './engine/code-system-index.js';
-import { indexCodeSystemResource } from './engine/flatten.js';
-import type { CodeSystemResource, ValueSetResource } from './engine/types.js';
-import type { Resolver } from './engine/resolver.js';
+import {
+  type CodeSystemIndex,
+  indexCodeSystemResource,
+  type CodeSystemResource,
+  type ValueSetResource,
+  type Resolver,
+} from './engine/index.js';
 import { checkValueSetEntries, countNested, DEFAULT_VALUESET_MAX_ENTRIES } from './repository.js';
 
 /** The most tx-resource entries one request may carry. */
