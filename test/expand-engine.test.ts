@@ -9,6 +9,7 @@ import vm from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   CodeSystemIndex,
+  CodeSystemIndexBuilder,
   ExpansionEngine,
   Membership,
   TerminologyError,
@@ -744,7 +745,9 @@ describe('expandValueSet: compose', () => {
         codes(await expand(vsOf([{ system: GENDER }], [{ system: GENDER, concept: [{ code: 'M' }] }]))),
       ).toEqual(['male', 'female', 'other', 'unknown']);
       const np = new TestResolver();
-      np.addCodeSystem(CodeSystemIndex.build({ url: 'http://snomed.info/sct', content: 'not-present' }, []));
+      np.addCodeSystem(
+        CodeSystemIndexBuilder.build({ url: 'http://snomed.info/sct', content: 'not-present' }, []),
+      );
       await expectError(
         engine.expand(vsOf([{ system: 'http://snomed.info/sct' }]), {}, np, LIMITS),
         422,
@@ -832,10 +835,10 @@ describe('expandValueSet: parameters', () => {
     expect(codes(await expand({ filter: 'HF' }))).toEqual(['hf']);
     const sens = new TestResolver();
     sens.addCodeSystem(
-      CodeSystemIndex.build({ url: 'urn:cs', caseSensitive: true }, [{ code: 'Ab', display: 'X' }]),
+      CodeSystemIndexBuilder.build({ url: 'urn:cs', caseSensitive: true }, [{ code: 'Ab', display: 'X' }]),
     );
     const insens = new TestResolver();
-    insens.addCodeSystem(CodeSystemIndex.build({ url: 'urn:cs' }, [{ code: 'Ab', display: 'X' }]));
+    insens.addCodeSystem(CodeSystemIndexBuilder.build({ url: 'urn:cs' }, [{ code: 'Ab', display: 'X' }]));
     const vs = vsOf([{ system: 'urn:cs' }]);
     expect((await engine.expand(vs, { filter: 'ab' }, sens, LIMITS)).expansion.total).toBe(0);
     expect((await engine.expand(vs, { filter: 'Ab' }, sens, LIMITS)).expansion.total).toBe(1);

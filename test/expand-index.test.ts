@@ -8,7 +8,13 @@ import {
   prepareFilter,
   warmFilterPaths,
 } from '../src/terminology/engine/expand.js';
-import { CodeSystemIndex, Membership, tokenize, type ConceptInput } from '../src/terminology/engine/index.js';
+import {
+  CodeSystemIndex,
+  CodeSystemIndexBuilder,
+  Membership,
+  tokenize,
+  type ConceptInput,
+} from '../src/terminology/engine/index.js';
 
 const VOCAB = [
   'car',
@@ -81,7 +87,7 @@ const limits = { maxUnpaged: 1e9, maxFilterWords: 50 };
 describe('code system index: whole-system fast path', () => {
   for (const caseSensitive of [true, false]) {
     it(`pages and totals equal a full ranking, also after the warm-up at load (caseSensitive ${caseSensitive})`, async () => {
-      const idx = CodeSystemIndex.build(
+      const idx = CodeSystemIndexBuilder.build(
         { url: 'urn:t', caseSensitive },
         concepts(2500, caseSensitive ? 7 : 8),
       );
@@ -129,7 +135,7 @@ describe('code system index: whole-system fast path', () => {
 
   it('counts the concepts with a word starting with each prefix exactly (each concept once)', () => {
     const list = concepts(3000, 3);
-    const idx = CodeSystemIndex.build({ url: 'urn:t' }, list);
+    const idx = CodeSystemIndexBuilder.build({ url: 'urn:t' }, list);
     const seen = new Set<string>();
     const texts = list
       .filter((c) => (seen.has(c.code) ? false : (seen.add(c.code), true)))
@@ -152,7 +158,7 @@ describe('code system index: whole-system fast path', () => {
     list[10].parents = ['C0003', 'C0004', 'C0003', 'nope'];
     list[11].parents = ['C1400'];
     list[12] = { ...list[12], status: 'retired', properties: [{ code: 'p', valueString: 'v' }] };
-    const idx = CodeSystemIndex.build({ url: 'urn:t', version: '2', id: 'a', versionId: 3 }, list);
+    const idx = CodeSystemIndexBuilder.build({ url: 'urn:t', version: '2', id: 'a', versionId: 3 }, list);
     const back = deserializeIndex(Buffer.concat(serializeIndex(idx, 'stamp-1')), 'stamp-1')!;
     expect(deserializeIndex(Buffer.concat(serializeIndex(idx, 'stamp-1')), 'stamp-2')).toBeUndefined();
     expect(back.cacheKey).toBe(idx.cacheKey);
@@ -191,7 +197,7 @@ describe('code system index: whole-system fast path', () => {
       code: `K${i}`,
       display: `${i % 2 ? 'alpha' : 'beta'} ${word(i)} common`,
     }));
-    const idx = CodeSystemIndex.build({ url: 'urn:wide' }, list);
+    const idx = CodeSystemIndexBuilder.build({ url: 'urn:wide' }, list);
     expect(idx.words.length).toBeGreaterThan(65_536);
     const back = deserializeIndex(Buffer.concat(serializeIndex(idx, 's')), 's')!;
     for (const ix of [idx, back]) {

@@ -1,7 +1,6 @@
 // What the import's parts share: progress callbacks, options, results, and writing an imported index file.
 import type { Database } from '../db/database.js';
 import {
-  CodeSystemIndex,
   CodeSystemIndexBuilder,
   codeSystemMetaOf,
   writeIndexFile,
@@ -56,6 +55,6 @@ export async function writeImportedIndex(
   const index =
     concepts instanceof CodeSystemIndexBuilder
       ? concepts.finish(meta)
-      : CodeSystemIndex.build(meta, concepts);
+      : CodeSystemIndexBuilder.build(meta, concepts);
   await writeIndexFile(indexFileOf(dir, id), index, indexStamp(id, row.versionId, row.lastUpdated));
 }

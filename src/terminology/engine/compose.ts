@@ -2,7 +2,8 @@
 // includes of one code system in several versions latest first), within one include the system part (whole system
 // / concept list / filters, all ANDed) and each imported valueSet are intersected, excludes are subtracted,
 // duplicates kept once (same system, version and code; same system and code with `versionsMatch`).
-import { CodeSystemIndex, FLAG_ABSTRACT, FLAG_INACTIVE } from './code-system-index.js';
+import { FLAG_ABSTRACT, FLAG_INACTIVE, type CodeSystemIndex } from './code-system-index.js';
+import { CodeSystemIndexBuilder } from './index-builder.js';
 import { TerminologyError, invalid } from './errors.js';
 import {
   EntrySet,
@@ -268,7 +269,7 @@ function fromContains(m: Membership, contains: ValueSetContains[]): void {
   for (const [key, g] of groups) {
     indexes.set(
       key,
-      CodeSystemIndex.build({ url: g.system, version: g.version, caseSensitive: true }, g.rows),
+      CodeSystemIndexBuilder.build({ url: g.system, version: g.version, caseSensitive: true }, g.rows),
     );
   }
   for (const [key, code] of order) {

@@ -1,13 +1,8 @@
 // $expand: membership (cached per value set identity + code system versions) -> filter + rank (cached per
 // filter) -> page by array indexing -> FHIR ValueSet.expansion.
 import { randomUUID } from 'node:crypto';
-import {
-  FLAG_ABSTRACT,
-  FLAG_INACTIVE,
-  scratchInt32,
-  type CodeSystemIndex,
-  type WordRange,
-} from './code-system-index.js';
+import { FLAG_ABSTRACT, FLAG_INACTIVE, type CodeSystemIndex, type WordRange } from './code-system-index.js';
+import { scratchInt32, SLOT_REST, SLOT_STARTS } from './scratch.js';
 import { evaluateValueSet, valueSetIdentity, type ComposeContext } from './compose.js';
 import { EXT, inMemoryDetails, type ConceptDetails } from './concept-details.js';
 import {
@@ -743,9 +738,6 @@ export function filterAndRank(
   if (sortRest) out.subarray(nExact + nStarts).sort();
   return out;
 }
-
-const SLOT_STARTS = 8;
-const SLOT_REST = 9;
 
 function growScratch(slot: number, cur: Int32Array, used: number, size: number): Int32Array {
   const keep = cur.slice(0, used);

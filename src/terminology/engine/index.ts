@@ -4,7 +4,7 @@
 
 // Code system indexes: building one, reading its concepts from a CodeSystem resource, its file form.
 export { CodeSystemIndex, FLAG_ABSTRACT, FLAG_INACTIVE, type WordRange } from './code-system-index.js';
-export { CodeSystemIndexBuilder } from './code-system-index.js';
+export { CodeSystemIndexBuilder } from './index-builder.js';
 export {
   codeSystemMetaOf,
   flattenCodeSystemConcepts,
