@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { FLAG_ABSTRACT, FLAG_INACTIVE, type CodeSystemIndex, type WordRange } from './code-system-index.js';
 import { scratchInt32, SLOT_REST, SLOT_STARTS } from './scratch.js';
-import { evaluateValueSet, valueSetIdentity, type ComposeContext } from './compose.js';
+import { evaluateValueSet, valueSetIdentity } from './compose.js';
+import { EngineComposeContext, type ComposeContext } from './compose-context.js';
 import { EXT, inMemoryDetails, type ConceptDetails } from './concept-details.js';
 import {
   buildEntry,
@@ -34,7 +35,7 @@ import type {
 } from './types.js';
 import type { Resolver } from './resolver.js';
 import { DEFAULT_EXPAND_LIMITS, MAX_OFFSET } from './types.js';
-import { DEFAULT_REGEX_LIMITS, type RegexLimits, type RegexSpent } from './safe-regex.js';
+import { DEFAULT_REGEX_LIMITS } from './safe-regex.js';
 
 export interface ExpansionEngineOptions {
   /** How many value set memberships to keep (LRU). Default 256. */
@@ -357,58 +358,6 @@ export class ExpansionEngine {
       if (oldestKey === undefined) return;
       this.memberships.delete(oldestKey);
     }
-  }
-}
-
-/** The compose context of one expansion. A class rather than an object literal with an arrow function: this is
- * built on every request, and closures created per call are costly under tsx (each gets a defineProperty for its
- * name). */
-class EngineComposeContext implements ComposeContext {
-  constructor(
-    private readonly engine: ExpansionEngine,
-    readonly resolver: Resolver,
-    readonly systemVersion: Map<string, string>,
-    readonly forceSystemVersion: Map<string, string>,
-    private readonly versionKey: string,
-    readonly stack: string[],
-  ) {}
-
-  regexLimits: RegexLimits = DEFAULT_REGEX_LIMITS;
-  regexSpent: RegexSpent = { ms: 0 };
-  composeClauses?: { used: number; max: number };
-  checkSystemVersion?: Map<string, string>;
-  versionsMatch?: boolean;
-  defaultValueSetVersion?: Map<string, string>;
-  contained?: readonly unknown[];
-
-  /** The memberships of the contained value sets evaluated so far in this expansion (by id). */
-  containedMemberships?: Map<string, Promise<Membership>>;
-
-  async importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership> {
-    const inner = this.withStack(stack);
-    inner.contained = vs.contained;
-    inner.containedMemberships = undefined;
-    return this.engine.membership(vs, inner, this.versionKey);
-  }
-
-  withStack(stack: string[]): EngineComposeContext {
-    const inner = new EngineComposeContext(
-      this.engine,
-      this.resolver,
-      this.systemVersion,
-      this.forceSystemVersion,
-      this.versionKey,
-      stack,
-    );
-    inner.regexLimits = this.regexLimits;
-    inner.regexSpent = this.regexSpent;
-    inner.composeClauses = this.composeClauses;
-    inner.checkSystemVersion = this.checkSystemVersion;
-    inner.versionsMatch = this.versionsMatch;
-    inner.defaultValueSetVersion = this.defaultValueSetVersion;
-    inner.contained = this.contained;
-    inner.containedMemberships = this.containedMemberships ??= new Map();
-    return inner;
   }
 }
 
