@@ -7,7 +7,7 @@ import {
   filterPage,
   prepareFilter,
   warmFilterPaths,
-} from '../src/terminology/engine/expand.js';
+} from '../src/terminology/engine/ranking.js';
 import {
   CodeSystemIndex,
   CodeSystemIndexBuilder,

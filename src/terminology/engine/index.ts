@@ -29,13 +29,9 @@ export {
 export { parseLanguageList } from './languages.js';
 
 // Expansion.
-export {
-  ExpansionEngine,
-  defaultEngine,
-  expandValueSet,
-  warmFilterPaths,
-  type ExpansionEngineOptions,
-} from './expand.js';
+export { ExpansionEngine, defaultEngine, expandValueSet, type ExpansionEngineOptions } from './expand.js';
+export { checkRequest, type CheckedRequest } from './request-check.js';
+export { warmFilterPaths } from './ranking.js';
 export { valueSetIdentity } from './compose.js';
 export { Membership } from './membership.js';
 export { TerminologyError, type TerminologyIssueCode } from './errors.js';
