@@ -113,6 +113,7 @@ const NO_STRINGS: readonly string[] = [];
 /** Shared by requests without system-version parameters; never written to. */
 const NO_VERSIONS: ReadonlyMap<string, string> = new Map();
 
+/** `system|version` values as a map by system; a 400 naming the parameter for one that is not. */
 function canonicalMap(v: string | string[] | undefined, name: string): Map<string, string> {
   if (v === undefined) return NO_VERSIONS as Map<string, string>;
   const out = new Map<string, string>();

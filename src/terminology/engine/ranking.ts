@@ -12,11 +12,13 @@ import { DEFAULT_EXPAND_LIMITS, type ExpandLimits } from './types.js';
 
 /** A `filter` parameter, normalised. */
 export interface PreparedFilter {
+  /** As given, trimmed (an exact code matches it). */
   raw: string;
   /** The normalised words in order (for "display starts with the filter"). */
   words: string[];
   /** The distinct words (for matching: a repeated word costs nothing more). */
   distinct: string[];
+  /** The normalised words joined by single spaces (compared with a display's, likewise joined). */
   joined: string;
 }
 
