@@ -8,7 +8,7 @@ import {
   type ConceptInput,
 } from './engine/index.js';
 import type { TerminologyType } from './repository.js';
-import { indexFileOf, indexStamp } from './service.js';
+import { indexFileOf, indexStamp } from './index-cache.js';
 
 export interface ImportProgress {
   /** A resource is about to be written (concepts: its concept count, 0 for a ValueSet). */

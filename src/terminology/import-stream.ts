@@ -16,7 +16,7 @@ import {
 import { EXCLUSIVE_BATCH_ROWS, insertBatchSize, type ConceptGenerations } from './generations.js';
 import { validateCodeSystem, validateCodeSystemSteps } from './repository.js';
 import { writeCodeSystemInParts } from './resource-write.js';
-import { MIN_FILE_CONCEPTS } from './service.js';
+import { MIN_FILE_CONCEPTS } from './index-cache.js';
 import type { ImportItem } from './import-scan.js';
 import {
   writeImportedIndex,
