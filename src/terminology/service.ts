@@ -6,8 +6,11 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest, notFound, type IssueCode } from '../core/errors.js';
 import {
+  checkParameter,
+  checkRequest,
   ExpansionEngine,
   TerminologyError,
+  type CheckedRequest,
   type CodeSystemIndex,
   type ConceptDetails,
   type ExpandLimits,
@@ -140,6 +143,9 @@ export class TerminologyService {
     target: ExpandTarget,
     req: ExpandRequest,
   ): Promise<ValueSetResourceWithExpansion> {
+    // Every value is checked here, once, before anything is looked up: the edges (REST, GraphQL, a bot's call)
+    // only gave them their types.
+    const checked = checkValues(target, req, this.limits);
     if (!this.db.listening) this.clearAll();
     const txResources = target.txResources && target.txResources.length > 0 ? target.txResources : undefined;
     const resolver = txResources
@@ -179,7 +185,7 @@ export class TerminologyService {
     try {
       // Request-supplied resources get an engine of their own: their memberships must not be cached for others.
       const engine = txResources ? new ExpansionEngine({ maxCachedValueSets: 16 }) : this.engine;
-      return await engine.expand(vs, req, resolver, this.limits, { inline });
+      return await engine.expandChecked(vs, checked, resolver, this.limits, { inline });
     } catch (err) {
       throw toApiError(err);
     }
@@ -326,9 +332,21 @@ function valueSetKey(projectId: string, url: string, version: string | undefined
   return `${projectId}\u0000${url}\u0000${version ?? ''}`;
 }
 
+/** The values of a request checked (engine checkRequest), the target's first; engine errors as API errors.
+ * valueSetVersion is in the request as well as in the target (the engine compares it): checked there. */
+function checkValues(target: ExpandTarget, req: ExpandRequest, limits: ExpandLimits): CheckedRequest {
+  try {
+    checkParameter('url', target.url);
+    checkParameter('valueSet', target.valueSet);
+    checkParameter('txResource', target.txResources);
+    return checkRequest(req, limits);
+  } catch (err) {
+    throw toApiError(err);
+  }
+}
+
+/** The inline value set of a request (an object: checkValues checked that it is a resource). */
 function inlineValueSet(v: unknown): ValueSetResource {
-  if (typeof v !== 'object' || v === null || Array.isArray(v))
-    throw badRequest('valueSet must be a ValueSet resource', ['valueSet']);
   const vs = v as Record<string, unknown>;
   if (vs.resourceType !== 'ValueSet')
     throw badRequest(`valueSet must be a ValueSet resource, got ${String(vs.resourceType)}`, ['valueSet']);

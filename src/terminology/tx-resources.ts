@@ -42,9 +42,8 @@ export function txResourceResolver(
   let concepts = 0;
   const codeSystems: CodeSystemResource[] = [];
   const valueSets: ValueSetResource[] = [];
+  // Each entry is an object (the service checked the request's values before this).
   resources.forEach((r, i) => {
-    if (typeof r !== 'object' || r === null || Array.isArray(r))
-      throw badRequest(`tx-resource[${i}] must be a resource`, ['tx-resource']);
     const res = r as { resourceType?: unknown; url?: unknown; version?: unknown };
     if (res.url !== undefined && typeof res.url !== 'string')
       throw badRequest(`tx-resource[${i}].url must be a string`, ['tx-resource']);

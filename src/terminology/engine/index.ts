@@ -30,7 +30,7 @@ export { parseLanguageList } from './languages.js';
 
 // Expansion.
 export { ExpansionEngine, defaultEngine, expandValueSet, type ExpansionEngineOptions } from './expand.js';
-export { checkRequest, type CheckedRequest } from './request-check.js';
+export { checkParameter, checkRequest, describeValue, type CheckedRequest } from './request-check.js';
 export { warmFilterPaths } from './ranking.js';
 export { valueSetIdentity } from './compose.js';
 export { Membership } from './membership.js';
