@@ -1,20 +1,49 @@
-// The code system index at scale: the ranked page and exact total of the whole-system fast path (per-prefix
-// counts, postings by first display word, only the page ranked) equal what ranking every match gives.
+// The code system index: concepts flattened from a CodeSystem (document order, parents both ways), and at scale the
+// ranked page and exact total of the whole-system fast path (per-prefix counts, postings by first display word,
+// only the page ranked) equal what ranking every match gives; the file form reads back identical. Ranking and the
+// file form are tested white-box, through their own modules.
 import { describe, expect, it } from 'vitest';
-import { deserializeIndex, serializeIndex } from '../src/terminology/engine/index-file.js';
+import {
+  CodeSystemIndex,
+  CodeSystemIndexBuilder,
+  Membership,
+  flattenCodeSystemConcepts,
+  indexCodeSystemResource,
+  tokenize,
+  type CodeSystemResource,
+  type ConceptInput,
+} from '../../../src/terminology/engine/index.js';
+import { deserializeIndex, serializeIndex } from '../../../src/terminology/engine/index-file.js';
 import {
   filterAndRank,
   filterPage,
   prepareFilter,
   warmFilterPaths,
-} from '../src/terminology/engine/ranking.js';
-import {
-  CodeSystemIndex,
-  CodeSystemIndexBuilder,
-  Membership,
-  tokenize,
-  type ConceptInput,
-} from '../src/terminology/engine/index.js';
+} from '../../../src/terminology/engine/ranking.js';
+import { ALL_HIER, load } from './helpers.js';
+
+describe('flattenCodeSystemConcepts', () => {
+  it('lists concepts in document order with parents from nesting and the parent property', () => {
+    const rows = flattenCodeSystemConcepts(load<CodeSystemResource>('CodeSystem-example-hierarchical.json'));
+    expect(rows.map((r) => r.code)).toEqual(ALL_HIER);
+    const by = new Map(rows.map((r) => [r.code, r]));
+    expect(by.get('disorder')).toMatchObject({ parents: [], notSelectable: true, inactive: false });
+    expect(by.get('hepatorenal')!.parents).toEqual(['liver', 'kidney']);
+    expect(by.get('old-hf')).toMatchObject({ parents: ['heart'], status: 'retired', inactive: true });
+    expect(by.get('fever')).toMatchObject({ status: 'deprecated', inactive: false });
+    expect(by.get('hepatitis')!.designations).toHaveLength(2);
+  });
+
+  it('indexes the hierarchy both ways', () => {
+    const idx = indexCodeSystemResource(load('CodeSystem-example-hierarchical.json'));
+    const kids = (code: string): string[] =>
+      Array.from(idx.childrenOf(idx.ordinalOf(code)), (o) => idx.codes[o]);
+    expect(kids('kidney')).toEqual(['hepatorenal']);
+    expect(kids('heart')).toEqual(['hf', 'old-hf']);
+    expect(idx.size).toBe(17);
+    expect(idx.memoryEstimateBytes()).toBeGreaterThan(0);
+  });
+});
 
 const VOCAB = [
   'car',
