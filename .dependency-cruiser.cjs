@@ -115,6 +115,22 @@ module.exports = {
       from: { path: '^src/', pathNot: APP },
       to: { path: APP },
     },
+
+    // The terminology engine behind its index (issue 22): a block of its own, after the layer rules above.
+    {
+      name: 'engine-behind-its-index',
+      severity: 'error',
+      comment: 'Code outside src/terminology/engine/ reaches the engine through engine/index.ts only.',
+      from: { path: '^src/', pathNot: '^src/terminology/engine/' },
+      to: { path: '^src/terminology/engine/', pathNot: '^src/terminology/engine/index\\.ts$' },
+    },
+    {
+      name: 'engine-imports-only-itself',
+      severity: 'error',
+      comment: 'The engine imports nothing outside its folder but packages (node_modules, node: built-ins).',
+      from: { path: '^src/terminology/engine/' },
+      to: { pathNot: ['^src/terminology/engine/', '(^|/)node_modules/'], dependencyTypesNot: ['core'] },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

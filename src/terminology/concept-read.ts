@@ -4,7 +4,7 @@
 import type { Database } from '../db/database.js';
 import { yieldIfHeld } from '../core/turns.js';
 import { LazyJson } from '../fhir/lazy-json.js';
-import type { CodeSystemConcept, ConceptInput } from './engine/types.js';
+import type { CodeSystemConcept, ConceptInput } from './engine/index.js';
 import { conceptPageStream, readConceptPages } from './concept-pages.js';
 import { ConceptTreeBuilder, ConceptTreeText, TREE_ROW_COLUMNS, type TreeRow } from './concept-tree.js';
 import type { ConceptGenerations } from './generations.js';

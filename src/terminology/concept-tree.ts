@@ -4,7 +4,7 @@
 // parent is the row before it or one of that row's open ancestors (rows are written depth first, so a concept
 // nested in the document comes right after its parent's earlier children), unless the link is (only) the
 // concept's own `parent` property, which stays a property.
-import type { CodeSystemConcept } from './engine/types.js';
+import type { CodeSystemConcept } from './engine/index.js';
 
 /** A concept row as the tree needs it; designations and properties are JSON text (as stored). */
 export interface TreeRow {

@@ -7,8 +7,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
-import { flattenCodeSystemConcepts } from './engine/flatten.js';
-import type { CodeSystemResource, ConceptInput } from './engine/types.js';
+import { flattenCodeSystemConcepts, type CodeSystemResource, type ConceptInput } from './engine/index.js';
 import type { Sql } from './repository.js';
 
 const MARKER = 'fhir-r4-core';

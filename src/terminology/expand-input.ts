@@ -1,71 +1,56 @@
 // $expand input, read with the parameter table (engine/parameters.ts): a query string, a Parameters body, GraphQL
-// arguments. Every value is checked here (type, length, repeats), so a bad one is a 400 that names it; the same
-// checks hold whichever way the request came.
+// arguments. Here values only get their types: the text of an integer or a boolean becomes one, and a value of the
+// wrong type, an unknown name or a malformed body is a 400 that names it. Their bounds (length, control characters,
+// repeats, limits) are checked once, by the service before it looks anything up (engine checkRequest), whichever
+// way the request came: REST and bots reach it through the GraphQL resolver, as GraphQL clients do.
 import { parse, type DocumentNode } from 'graphql';
 import { badRequest } from '../core/errors.js';
 import {
+  describeValue,
   EXPAND_PARAMETERS,
   IGNORED_PARAMETERS,
-  MAX_REPEATS,
-  MAX_STRING,
   PARAMETER_BY_KEY,
   PARAMETER_BY_NAME,
+  parseLanguageList,
   type ExpandOptions,
   type ExpandParameterDefinition,
   type ExpandTargetParameters,
-} from './engine/parameters.js';
-import { parseLanguageList } from './engine/languages.js';
+} from './engine/index.js';
 
 /** Parameter values by key (ExpandOptions and ExpandTargetParameters together). */
 export type ExpandVariables = Record<string, unknown>;
 
 const INT_RE = /^\d{1,10}$/;
-/** Control characters other than tab, newline and carriage return have no place in a parameter value. */
-// eslint-disable-next-line no-control-regex -- this is the check for them
-const CONTROL_RE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
-/** Checks one value (as a Parameters entry or a query string gives it) against its definition. */
-function checkValue(p: ExpandParameterDefinition, v: unknown): unknown {
+/** One value (as a Parameters entry or a query string gives it) as its parameter's type: a 400 naming the parameter
+ * when it is not one. A resource is taken as it is (its shape is checked with the other values, by the service). */
+function typed(p: ExpandParameterDefinition, v: unknown): unknown {
   switch (p.type) {
     case 'integer':
-      if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return v;
+      if (typeof v === 'number' && Number.isSafeInteger(v)) return v;
       if (typeof v === 'string' && INT_RE.test(v)) return Number(v);
-      throw badRequest(`Parameter ${p.name} must be a non-negative integer, got ${describe(v)}`, [p.name]);
+      throw badRequest(`Parameter ${p.name} must be a non-negative integer, got ${describeValue(v)}`, [
+        p.name,
+      ]);
     case 'boolean':
       if (typeof v === 'boolean') return v;
       if (v === 'true' || v === 'false') return v === 'true';
-      throw badRequest(`Parameter ${p.name} must be true or false, got ${describe(v)}`, [p.name]);
+      throw badRequest(`Parameter ${p.name} must be true or false, got ${describeValue(v)}`, [p.name]);
     case 'resource':
-      if (typeof v !== 'object' || v === null || Array.isArray(v))
-        throw badRequest(`Parameter ${p.name} must be a resource`, [p.name]);
+      // GraphQL reads a null as no value at all: it is refused here, where it is still a value.
+      if (v === null) throw badRequest(`Parameter ${p.name} must be a resource`, [p.name]);
       return v;
-    default: {
+    default:
       if (typeof v !== 'string') throw badRequest(`Parameter ${p.name} must be a string`, [p.name]);
-      const max = p.maxLength ?? MAX_STRING;
-      if (v.length > max)
-        throw badRequest(
-          `Parameter ${p.name} is ${v.length} characters long, more than the limit of ${max}`,
-          [p.name],
-        );
-      if (CONTROL_RE.test(v)) throw badRequest(`Parameter ${p.name} contains control characters`, [p.name]);
       return v;
-    }
   }
 }
 
-function describe(v: unknown): string {
-  const s = typeof v === 'string' ? `"${v}"` : JSON.stringify(v);
-  return s === undefined ? String(v) : s.length > 60 ? `${s.slice(0, 60)}...` : s;
-}
-
-/** Sets a checked value: a repeatable parameter collects (at most MAX_REPEATS, tx-resource excepted: the service
- * bounds it), another may be given once. */
+/** Sets a typed value: a repeatable parameter collects (the service bounds how many), another may be given once. */
 function put(vars: ExpandVariables, p: ExpandParameterDefinition, value: unknown): void {
   if (p.repeats) {
     const list = (vars[p.key] as unknown[] | undefined) ?? (vars[p.key] = [] as unknown[]);
-    if (p.type !== 'resource' && list.length >= MAX_REPEATS)
-      throw badRequest(`Parameter ${p.name} is given more than ${MAX_REPEATS} times`, [p.name]);
-    (list as unknown[]).push(value);
+    list.push(value);
     return;
   }
   if (vars[p.key] !== undefined) throw badRequest(`Parameter ${p.name} given more than once`, [p.name]);
@@ -92,13 +77,13 @@ export function variablesFromQuery(
     }
     const raw = query[name];
     if (typeof raw === 'string') {
-      put(vars, p, checkValue(p, raw));
+      put(vars, p, typed(p, raw));
       continue;
     }
     if (!Array.isArray(raw)) throw badRequest(`Parameter ${name} is malformed`, [name]);
     for (const v of raw) {
       if (typeof v !== 'string') throw badRequest(`Parameter ${name} is malformed`, [name]);
-      put(vars, p, checkValue(p, v));
+      put(vars, p, typed(p, v));
     }
   }
   if (unknown.length > 0) unknownParameters(unknown);
@@ -138,20 +123,19 @@ export function variablesFromParameters(body: unknown, vars: ExpandVariables = {
     if (p.type === 'resource') {
       if (prm.resource === undefined)
         throw badRequest(`${where}: ${p.name} must be given as resource`, [where]);
-      put(vars, p, checkValue(p, prm.resource));
+      put(vars, p, typed(p, prm.resource));
       return;
     }
     const valueKeys = Object.keys(prm).filter((k) => k.startsWith('value'));
     if (valueKeys.length !== 1)
       throw badRequest(`${where} (${p.name}) must have exactly one value[x]`, [where]);
-    put(vars, p, checkValue(p, prm[valueKeys[0]]));
+    put(vars, p, typed(p, prm[valueKeys[0]]));
   });
   if (unknown.length > 0) unknownParameters(unknown);
   return vars;
 }
 
-/** Checks GraphQL arguments (already typed by the schema) with the same limits, and splits them into what to
- * expand and how. */
+/** Splits GraphQL arguments (typed by the schema) into what to expand and how; the service checks their values. */
 export function splitArguments(args: Record<string, unknown>): {
   target: ExpandTargetParameters;
   options: ExpandOptions;
@@ -165,16 +149,8 @@ export function splitArguments(args: Record<string, unknown>): {
     if (raw === null || raw === undefined) continue;
     const p = PARAMETER_BY_KEY.get(key);
     if (!p) continue; // `id` (instance $expand) is the only argument outside the table
-    const out = p.target ? target : options;
-    if (p.repeats) {
-      const values = raw as unknown[];
-      if (values.length === 0) continue;
-      const collected: ExpandVariables = {};
-      for (const v of values) put(collected, p, checkValue(p, v));
-      out[key] = collected[key];
-    } else {
-      out[key] = checkValue(p, raw);
-    }
+    if (p.repeats && (raw as unknown[]).length === 0) continue;
+    (p.target ? target : options)[key] = raw;
   }
   return { target: target as ExpandTargetParameters, options: options as ExpandOptions };
 }

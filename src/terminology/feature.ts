@@ -5,7 +5,7 @@ import { CHANGED_CHANNEL, expandLimitsOf, TerminologyService } from './service.j
 import { TerminologyStore } from './stores.js';
 import { loadCoreTerminology } from './core.js';
 import { FILTER_RULE, terminologyRoutes } from './routes.js';
-import { describeParameters } from './engine/parameters.js';
+import { describeParameters } from './engine/index.js';
 import type { Feature, FeatureDeps } from '../rest/feature.js';
 
 /** The terminology feature, with its service. */

@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import { yieldIfHeld } from '../core/turns.js';
-import type { ConceptInput } from './engine/types.js';
+import type { ConceptInput } from './engine/index.js';
 
 type Sql = Database['sql'];
 

@@ -2,9 +2,8 @@
 // (engine/parameters.ts) plus `id`; it returns the expanded ValueSet as JSON.
 import { builder } from '../graphql/builder.js';
 import { requireCaller } from '../graphql/context.js';
-import { EXPAND_PARAMETERS, type ExpandParameterDefinition } from './engine/parameters.js';
+import { EXPAND_PARAMETERS, type ExpandParameterDefinition, type ExpandRequest } from './engine/index.js';
 import { splitArguments } from './expand-input.js';
-import type { ExpandRequest } from './engine/types.js';
 
 builder.queryField('expandValueSet', (t) => {
   const argument = (p: ExpandParameterDefinition) => {

@@ -1,11 +1,14 @@
 // What the import's parts share: progress callbacks, options, results, and writing an imported index file.
 import type { Database } from '../db/database.js';
-import { CodeSystemIndex, CodeSystemIndexBuilder } from './engine/code-system-index.js';
-import { codeSystemMetaOf } from './engine/flatten.js';
-import { writeIndexFile } from './engine/index-file.js';
-import type { CodeSystemResource, ConceptInput } from './engine/types.js';
+import {
+  CodeSystemIndexBuilder,
+  codeSystemMetaOf,
+  writeIndexFile,
+  type CodeSystemResource,
+  type ConceptInput,
+} from './engine/index.js';
 import type { TerminologyType } from './repository.js';
-import { indexFileOf, indexStamp } from './service.js';
+import { indexFileOf, indexStamp } from './index-cache.js';
 
 export interface ImportProgress {
   /** A resource is about to be written (concepts: its concept count, 0 for a ValueSet). */
@@ -52,6 +55,6 @@ export async function writeImportedIndex(
   const index =
     concepts instanceof CodeSystemIndexBuilder
       ? concepts.finish(meta)
-      : CodeSystemIndex.build(meta, concepts);
+      : CodeSystemIndexBuilder.build(meta, concepts);
   await writeIndexFile(indexFileOf(dir, id), index, indexStamp(id, row.versionId, row.lastUpdated));
 }

@@ -5,13 +5,18 @@
 // one batch of rows and the index builder's typed arrays, not the concept tree nor a row object per concept.
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest } from '../core/errors.js';
-import { CodeSystemIndexBuilder } from './engine/code-system-index.js';
-import { codeSystemMetaOf, flattenSteps } from './engine/flatten.js';
-import type { CodeSystemConcept, CodeSystemResource, ConceptInput } from './engine/types.js';
+import {
+  CodeSystemIndexBuilder,
+  codeSystemMetaOf,
+  flattenSteps,
+  type CodeSystemConcept,
+  type CodeSystemResource,
+  type ConceptInput,
+} from './engine/index.js';
 import { EXCLUSIVE_BATCH_ROWS, insertBatchSize, type ConceptGenerations } from './generations.js';
 import { validateCodeSystem, validateCodeSystemSteps } from './repository.js';
 import { writeCodeSystemInParts } from './resource-write.js';
-import { MIN_FILE_CONCEPTS } from './service.js';
+import { MIN_FILE_CONCEPTS } from './index-cache.js';
 import type { ImportItem } from './import-scan.js';
 import {
   writeImportedIndex,

@@ -10,10 +10,10 @@
 import fs from 'node:fs';
 import type { Database } from '../db/database.js';
 import { ApiError } from '../core/errors.js';
-import { flattenCodeSystemConcepts } from './engine/flatten.js';
-import type { CodeSystemResource, ConceptInput } from './engine/types.js';
+import { flattenCodeSystemConcepts, type CodeSystemResource, type ConceptInput } from './engine/index.js';
 import { validateCodeSystem, validateValueSet, type TerminologyType } from './repository.js';
-import { CHANGED_CHANNEL, MIN_FILE_CONCEPTS } from './service.js';
+import { MIN_FILE_CONCEPTS } from './index-cache.js';
+import { CHANGED_CHANNEL } from './service.js';
 import { ConceptGenerations } from './generations.js';
 import { writeTerminologyResource } from './resource-write.js';
 import { readImportItems, readResources } from './import-scan.js';

@@ -3,7 +3,7 @@
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest, notFound } from '../core/errors.js';
 import type { FhirResource } from '../fhir/types.js';
-import type { CodeSystemConcept, CodeSystemResource } from './engine/types.js';
+import type { CodeSystemConcept, CodeSystemResource } from './engine/index.js';
 import { publishGeneration, retireLive } from './generations.js';
 
 export type Sql = Database['sql'];

@@ -7,8 +7,7 @@ import crypto from 'node:crypto';
 import type { Database } from '../db/database.js';
 import { ApiError } from '../core/errors.js';
 import { yieldIfHeld } from '../core/turns.js';
-import { flattenSteps } from './engine/flatten.js';
-import type { CodeSystemResource, ConceptInput } from './engine/types.js';
+import { flattenSteps, type CodeSystemResource, type ConceptInput } from './engine/index.js';
 import {
   assertWritable,
   sameUrlVersion,

@@ -1,26 +1,25 @@
 // The terminology service: resolves value sets and code systems visible to a project (its own first, then the
-// shared core), keeps CodeSystemIndexes in memory per CodeSystem id+versionId, and runs $expand through the
-// engine. Every change is announced with NOTIFY terminology_changed so every instance drops what it cached.
+// shared core), with their indexes from the index cache (index-cache.ts), and runs $expand through the engine.
+// Every change is announced with NOTIFY terminology_changed so every instance drops what it cached.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest, notFound, type IssueCode } from '../core/errors.js';
-import path from 'node:path';
-import { CodeSystemIndexBuilder, type CodeSystemIndex } from './engine/code-system-index.js';
-import { readIndexFile, writeIndexFile } from './engine/index-file.js';
-import type { ConceptDetails } from './engine/concept-details.js';
-import { TerminologyError } from './engine/errors.js';
-import { ExpansionEngine, warmFilterPaths } from './engine/expand.js';
-import { codeSystemMetaOf } from './engine/flatten.js';
-import type {
-  CodeSystemResource,
-  ConceptInput,
-  ExpandLimits,
-  ExpandRequest,
-  ValueSetResource,
-  ValueSetResourceWithExpansion,
-} from './engine/types.js';
-import type { Resolver } from './engine/resolver.js';
+import {
+  checkParameter,
+  checkRequest,
+  ExpansionEngine,
+  TerminologyError,
+  type CheckedRequest,
+  type CodeSystemIndex,
+  type ConceptDetails,
+  type ExpandLimits,
+  type ExpandRequest,
+  type Resolver,
+  type ValueSetResource,
+  type ValueSetResourceWithExpansion,
+} from './engine/index.js';
+import { IndexCache, parseJson, refOf, type CodeSystemRef, type IndexCacheOptions } from './index-cache.js';
 import { txResourceResolver } from './tx-resources.js';
 import {
   checkValueSetEntries,
@@ -32,7 +31,6 @@ import {
   type TerminologyType,
 } from './repository.js';
 import { ConceptGenerations } from './generations.js';
-import { readConceptPages } from './concept-pages.js';
 
 export const CHANGED_CHANNEL = 'terminology_changed';
 
@@ -46,48 +44,14 @@ export interface ExpandTarget {
   txResources?: unknown[];
 }
 
-interface CodeSystemRef {
-  id: string;
-  versionId: number;
-  lastUpdated?: string;
-  resource: CodeSystemResource;
-}
-
-/** Where indexes are kept and how much memory they may take. */
-export interface TerminologyServiceOptions {
-  /** A folder for index files (DATA_DIR/terminology-index): an index is read back from there after a restart
-   * instead of being rebuilt from the database. None: always built from the database. */
-  indexDir?: string;
-  /** Memory budget of the code system indexes held (bytes): beyond it the least recently resolved ones are
-   * dropped (and rebuilt or read back from their file when next used). Default 1 GiB. */
-  indexBudgetBytes?: number;
-  /** Code systems with at least this many concepts are indexed in the background at start (and get an index
-   * file). Default 50,000. */
-  warmMinConcepts?: number;
+/** Where indexes are kept, how much memory they may take, and the bounds of what a request may bring. */
+export interface TerminologyServiceOptions extends IndexCacheOptions {
   /** The most concepts a request's tx-resource CodeSystems may hold in all (indexed in memory, on the request's
    * time). Default 20,000. */
   txResourceMaxConcepts?: number;
   /** The most enumerated concepts and expansion entries a ValueSet may hold (written, inline or tx-resource).
    * Default 50,000. */
   valueSetMaxEntries?: number;
-}
-
-/** Smaller code systems build in a few milliseconds: no index file for them (the server's or the import's). */
-export const MIN_FILE_CONCEPTS = 10_000;
-
-/** An index file's name for a CodeSystem row, and the stamp that says which stored version it holds. */
-export function indexFileOf(dir: string, id: string): string {
-  return path.join(dir, `${id}.csix`);
-}
-export function indexStamp(id: string, versionId: number, lastUpdated: string | undefined): string {
-  return `${id}/${versionId}/${lastUpdated ?? ''}`;
-}
-
-interface IndexEntry {
-  versionId: number;
-  index: Promise<CodeSystemIndex>;
-  bytes: number;
-  lastUse: number;
 }
 
 const NONE = null;
@@ -100,8 +64,7 @@ export class TerminologyService {
   private valueSetsById = new Map<string, ValueSetResource | null>();
   private codeSystems = new Map<string, CodeSystemRef | null>();
   /** CodeSystem row id -> index of one versionId (built once, shared by every project that sees it). */
-  private indexes = new Map<string, IndexEntry>();
-  private indexUse = 0;
+  private readonly indexes: IndexCache;
   private resolvers = new Map<string, Resolver>();
   /** Bumped on every invalidation: a lookup that started before one must not fill the cache after it. */
   private generation = 0;
@@ -117,6 +80,14 @@ export class TerminologyService {
     private readonly opts: TerminologyServiceOptions = {},
   ) {
     this.generations = new ConceptGenerations(db, logger);
+    this.indexes = new IndexCache(
+      db,
+      this.generations,
+      logger,
+      opts,
+      () => this.generation,
+      (index) => this.engine.dropSource(index),
+    );
     this.valueSetMaxEntries = opts.valueSetMaxEntries ?? DEFAULT_VALUESET_MAX_ENTRIES;
   }
 
@@ -126,7 +97,7 @@ export class TerminologyService {
     await this.db.listen(CHANGED_CHANNEL, (payload) => this.invalidate(payload));
     this.db.onReset(() => this.clearAll());
     this.warming = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.warm())
+      .then(() => this.indexes.warm())
       .catch((err: unknown) => this.logger.warn({ err }, 'could not index code systems at start'));
   }
 
@@ -137,32 +108,6 @@ export class TerminologyService {
 
   /** The background indexing started by start() (tests wait for it). */
   warming: Promise<void> = Promise.resolve();
-
-  /**
-   * Reads back (or builds) the indexes of the code systems with at least `warmMinConcepts` concepts, one at a
-   * time, largest budget first come first: the first request after a restart finds them ready. Building reads
-   * the rows in batches and yields between them, so requests keep being served meanwhile.
-   */
-  private async warm(): Promise<void> {
-    const min = this.opts.warmMinConcepts ?? 50_000;
-    const rows = await this.db.sql<ResourceRow & Record<string, unknown>>(
-      `SELECT ${ROW_COLUMNS} FROM "CodeSystem" cs WHERE EXISTS
-         (SELECT 1 FROM "ConceptGeneration" g WHERE g."codeSystemId" = cs.id AND g.state = 'live'
-            AND g."conceptCount" >= $1)
-       ORDER BY "updatedAt" DESC`,
-      [min],
-    );
-    let bytes = 0;
-    for (const row of rows) {
-      if (bytes >= this.budget()) break;
-      const index = await this.indexOf(refOf(row));
-      bytes += index.memoryEstimateBytes();
-    }
-  }
-
-  private budget(): number {
-    return this.opts.indexBudgetBytes ?? 1024 * 1024 * 1024;
-  }
 
   /** Announces a change of a CodeSystem/ValueSet to every instance (this one included, synchronously first). */
   async changed(type: TerminologyType, id: string): Promise<void> {
@@ -198,6 +143,9 @@ export class TerminologyService {
     target: ExpandTarget,
     req: ExpandRequest,
   ): Promise<ValueSetResourceWithExpansion> {
+    // Every value is checked here, once, before anything is looked up: the edges (REST, GraphQL, a bot's call)
+    // only gave them their types.
+    const checked = checkValues(target, req, this.limits);
     if (!this.db.listening) this.clearAll();
     const txResources = target.txResources && target.txResources.length > 0 ? target.txResources : undefined;
     const resolver = txResources
@@ -237,7 +185,7 @@ export class TerminologyService {
     try {
       // Request-supplied resources get an engine of their own: their memberships must not be cached for others.
       const engine = txResources ? new ExpansionEngine({ maxCachedValueSets: 16 }) : this.engine;
-      return await engine.expand(vs, req, resolver, this.limits, { inline });
+      return await engine.expandChecked(vs, checked, resolver, this.limits, { inline });
     } catch (err) {
       throw toApiError(err);
     }
@@ -374,164 +322,31 @@ export class TerminologyService {
       if (gen === this.generation) this.codeSystems.set(key, ref);
     }
     if (!ref) return undefined;
-    const index = await this.indexOf(ref);
+    const index = await this.indexes.indexOf(ref);
     await this.noteConceptExtensions(index);
     return index;
   }
-
-  private indexOf(ref: CodeSystemRef): Promise<CodeSystemIndex> {
-    const cached = this.indexes.get(ref.id);
-    if (cached && cached.versionId === ref.versionId) {
-      cached.lastUse = ++this.indexUse;
-      return cached.index;
-    }
-    const gen = this.generation;
-    const index = this.buildIndex(ref);
-    const entry: IndexEntry = { versionId: ref.versionId, index, bytes: 0, lastUse: ++this.indexUse };
-    this.indexes.set(ref.id, entry);
-    index.then(
-      (idx) => {
-        // Built from rows that may predate a change seen meanwhile: keep it only for this call.
-        if (gen !== this.generation && this.indexes.get(ref.id) === entry) this.indexes.delete(ref.id);
-        entry.bytes = idx.memoryEstimateBytes();
-        this.evictOverBudget(entry);
-      },
-      () => {
-        if (this.indexes.get(ref.id) === entry) this.indexes.delete(ref.id);
-      },
-    );
-    return index;
-  }
-
-  /** Drops the least recently resolved indexes (never `keep`) while the indexes held exceed the budget. */
-  private evictOverBudget(keep: IndexEntry): void {
-    const budget = this.budget();
-    let total = 0;
-    for (const e of this.indexes.values()) total += e.bytes;
-    while (total > budget) {
-      let oldest: [string, IndexEntry] | undefined;
-      for (const kv of this.indexes) {
-        if (kv[1] !== keep && kv[1].bytes > 0 && (!oldest || kv[1].lastUse < oldest[1].lastUse)) oldest = kv;
-      }
-      if (!oldest) return;
-      this.indexes.delete(oldest[0]);
-      total -= oldest[1].bytes;
-      // Cached memberships hold their indexes: drop them too, or the memory stays.
-      void oldest[1].index.then((idx) => this.engine.dropSource(idx));
-      this.logger.info(
-        { codeSystem: oldest[0], bytes: oldest[1].bytes },
-        'dropped a code system index (budget)',
-      );
-    }
-  }
-
-  /** Warms the filter paths on a big index in the background (warmFilterPaths): its first users' filters then
-   * run optimised code. Requests arriving meanwhile are served in between its turns. */
-  private optimise(index: CodeSystemIndex): void {
-    warmFilterPaths(index).catch((err: unknown) =>
-      this.logger.warn({ err }, 'could not warm the code system index filter paths'),
-    );
-  }
-
-  private async buildIndex(ref: CodeSystemRef): Promise<CodeSystemIndex> {
-    const started = Date.now();
-    const meta = codeSystemMetaOf(ref.resource, ref.id, ref.versionId);
-    const stamp = indexStamp(ref.id, ref.versionId, ref.lastUpdated);
-    const file = this.opts.indexDir ? indexFileOf(this.opts.indexDir, ref.id) : undefined;
-    if (file) {
-      const read = await readIndexFile(file, stamp, meta);
-      if (read) {
-        if (read.size >= MIN_FILE_CONCEPTS) {
-          this.logger.info(
-            { codeSystem: ref.resource.url, concepts: read.size, ms: Date.now() - started },
-            'read code system index file',
-          );
-          this.optimise(read);
-        }
-        return read;
-      }
-    }
-    // The live generation's rows a page at a time (a turn for other requests between pages); pinned, so they
-    // stay while read even if a write replaces them meanwhile (the result is then dropped, see indexOf).
-    const builder = new CodeSystemIndexBuilder(meta);
-    const [gen] = await this.db.sql<{ id: string; count: number }>(
-      `SELECT id::text AS id, "conceptCount" AS count FROM "ConceptGeneration"
-       WHERE "codeSystemId" = $1::uuid AND state = 'live'`,
-      [ref.id],
-    );
-    if (gen) {
-      await readConceptPages<ConceptRowDb>(
-        this.db,
-        this.generations,
-        gen.id,
-        // definition is not indexed: leaving it out makes the load of a big code system cheaper.
-        `ordinal, code, display, parents, "notSelectable", inactive, status, designations, properties`,
-        gen.count,
-        (rows) => {
-          for (const r of rows) {
-            builder.add({
-              code: r.code,
-              display: r.display,
-              parents: r.parents ?? [],
-              notSelectable: r.notSelectable,
-              inactive: r.inactive,
-              status: r.status,
-              designations: parseJson(r.designations) as ConceptInput['designations'],
-              properties: parseJson(r.properties) as ConceptInput['properties'],
-            });
-          }
-        },
-      );
-    }
-    const index = await builder.finishAsync();
-    if (index.size >= MIN_FILE_CONCEPTS) {
-      this.logger.info(
-        { codeSystem: ref.resource.url, concepts: index.size, ms: Date.now() - started },
-        'built code system index',
-      );
-      this.optimise(index);
-      if (file) {
-        writeIndexFile(file, index, stamp).catch((err: unknown) =>
-          this.logger.warn({ err, file }, 'could not write the code system index file'),
-        );
-      }
-    }
-    return index;
-  }
-}
-
-function refOf(row: ResourceRow): CodeSystemRef {
-  return {
-    id: row.id,
-    versionId: row.versionId,
-    lastUpdated: row.lastUpdated,
-    resource: rowToResource('CodeSystem', row) as unknown as CodeSystemResource,
-  };
 }
 
 function valueSetKey(projectId: string, url: string, version: string | undefined): string {
   return `${projectId}\u0000${url}\u0000${version ?? ''}`;
 }
 
-interface ConceptRowDb {
-  ordinal: number;
-  code: string;
-  display: string | null;
-  parents: string[] | null;
-  notSelectable: boolean;
-  inactive: boolean;
-  status: string | null;
-  designations: unknown;
-  properties: unknown;
+/** The values of a request checked (engine checkRequest), the target's first; engine errors as API errors.
+ * valueSetVersion is in the request as well as in the target (the engine compares it): checked there. */
+function checkValues(target: ExpandTarget, req: ExpandRequest, limits: ExpandLimits): CheckedRequest {
+  try {
+    checkParameter('url', target.url);
+    checkParameter('valueSet', target.valueSet);
+    checkParameter('txResource', target.txResources);
+    return checkRequest(req, limits);
+  } catch (err) {
+    throw toApiError(err);
+  }
 }
 
-function parseJson(v: unknown): unknown {
-  return typeof v === 'string' ? JSON.parse(v) : (v ?? null);
-}
-
+/** The inline value set of a request (an object: checkValues checked that it is a resource). */
 function inlineValueSet(v: unknown): ValueSetResource {
-  if (typeof v !== 'object' || v === null || Array.isArray(v))
-    throw badRequest('valueSet must be a ValueSet resource', ['valueSet']);
   const vs = v as Record<string, unknown>;
   if (vs.resourceType !== 'ValueSet')
     throw badRequest(`valueSet must be a ValueSet resource, got ${String(vs.resourceType)}`, ['valueSet']);

@@ -13,7 +13,7 @@ import {
 import { closeLazy, holdingLazy, releaseAfter } from '../fhir/lazy-json.js';
 import type { LargeRequests } from '../fhir/large-requests.js';
 import { includesElement, type Subsetting } from '../fhir/subsetting.js';
-import type { CodeSystemResource, ConceptInput } from './engine/types.js';
+import type { CodeSystemResource, ConceptInput } from './engine/index.js';
 import {
   assertWritable,
   deleteResource,

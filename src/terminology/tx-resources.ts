@@ -2,10 +2,13 @@
 // that request only, before the project's own and the shared ones. Other resource types are ignored (a ConceptMap
 // plays no part in an expansion).
 import { ApiError, badRequest } from '../core/errors.js';
-import type { CodeSystemIndex } from './engine/code-system-index.js';
-import { indexCodeSystemResource } from './engine/flatten.js';
-import type { CodeSystemResource, ValueSetResource } from './engine/types.js';
-import type { Resolver } from './engine/resolver.js';
+import {
+  type CodeSystemIndex,
+  indexCodeSystemResource,
+  type CodeSystemResource,
+  type ValueSetResource,
+  type Resolver,
+} from './engine/index.js';
 import { checkValueSetEntries, countNested, DEFAULT_VALUESET_MAX_ENTRIES } from './repository.js';
 
 /** The most tx-resource entries one request may carry. */
@@ -39,9 +42,8 @@ export function txResourceResolver(
   let concepts = 0;
   const codeSystems: CodeSystemResource[] = [];
   const valueSets: ValueSetResource[] = [];
+  // Each entry is an object (the service checked the request's values before this).
   resources.forEach((r, i) => {
-    if (typeof r !== 'object' || r === null || Array.isArray(r))
-      throw badRequest(`tx-resource[${i}] must be a resource`, ['tx-resource']);
     const res = r as { resourceType?: unknown; url?: unknown; version?: unknown };
     if (res.url !== undefined && typeof res.url !== 'string')
       throw badRequest(`tx-resource[${i}].url must be a string`, ['tx-resource']);

@@ -2,8 +2,10 @@
 // includes of one code system in several versions latest first), within one include the system part (whole system
 // / concept list / filters, all ANDed) and each imported valueSet are intersected, excludes are subtracted,
 // duplicates kept once (same system, version and code; same system and code with `versionsMatch`).
-import { CodeSystemIndex, FLAG_ABSTRACT, FLAG_INACTIVE } from './code-system-index.js';
-import { TerminologyError, invalid } from './errors.js';
+import { FLAG_INACTIVE, type CodeSystemIndex } from './code-system-index.js';
+import { CodeSystemIndexBuilder } from './index-builder.js';
+import { TerminologyError, invalid, withTxIssueType } from './errors.js';
+import { evaluateFilter } from './compose-filters.js';
 import {
   EntrySet,
   FLAG_SHOW_VERSION,
@@ -14,54 +16,9 @@ import {
   type Dependency,
   type EntryOverride,
 } from './membership.js';
-import { EXT } from './concept-details.js';
-import {
-  compileFilterRegex,
-  DEFAULT_REGEX_LIMITS,
-  runSliced,
-  type RegexLimits,
-  type RegexSpent,
-} from './safe-regex.js';
 import { compareVersionsDesc, resolveCodeSystem, versionMatches } from './versions.js';
-import type {
-  ConceptInput,
-  ValueSetContains,
-  ValueSetFilter,
-  ValueSetInclude,
-  ValueSetResource,
-} from './types.js';
-import type { Resolver } from './resolver.js';
-
-export interface ComposeContext {
-  resolver: Resolver;
-  systemVersion: Map<string, string>;
-  forceSystemVersion: Map<string, string>;
-  /** `check-system-version`: the version (pattern) a code system must have; the default when an include names
-   * none. Optional (none checked). */
-  checkSystemVersion?: Map<string, string>;
-  /** Canonical urls of the value sets being evaluated, outermost first (cycle detection). */
-  stack: string[];
-  /** Limits of regex filters (default: DEFAULT_REGEX_LIMITS). */
-  regexLimits?: RegexLimits;
-  /** Time this expansion has spent on regex filters (shared by the contexts of its imports). */
-  regexSpent?: RegexSpent;
-  /** Compose clauses this expansion has evaluated, and its limit (shared by the contexts of its imports). */
-  composeClauses?: { used: number; max: number };
-  /** `versionsMatch` as the request (or the value set) gives it: true merges a code across the versions of its
-   * code system, false keeps one entry per version; undefined lets the compose decide (see evaluateValueSet). */
-  versionsMatch?: boolean;
-  /** `default-valueset-version`: the version of an imported value set referenced without one. */
-  defaultValueSetVersion?: Map<string, string>;
-  /** The contained resources of the value set being expanded (`#id` imports). */
-  contained?: readonly unknown[];
-  /** Membership of an imported value set (cached by the engine). */
-  importMembership(vs: ValueSetResource, stack: string[]): Promise<Membership>;
-  /** The same context with another stack (shares the memberships of contained value sets evaluated so far). */
-  withStack(stack: string[]): ComposeContext;
-  /** Memberships of the contained value sets evaluated in this expansion, by id (each is evaluated once however
-   * often it is imported). */
-  containedMemberships?: Map<string, Promise<Membership>>;
-}
+import type { ConceptInput, ValueSetContains, ValueSetInclude, ValueSetResource } from './types.js';
+import type { ComposeContext } from './compose-context.js';
 
 /** `nest`: how the entry may keep its code system hierarchy in the expansion (NEST_* in membership.ts);
  * `flags`: entry flags to add (FLAG_SHOW_VERSION of an imported entry). */
@@ -73,25 +30,6 @@ type Emit = (
   flags?: number,
 ) => void;
 
-const HIERARCHY_OPS = new Set([
-  'is-a',
-  'descendent-of',
-  'is-not-a',
-  'generalizes',
-  'child-of',
-  'descendent-leaf',
-]);
-const KNOWN_OPS = new Set([...HIERARCHY_OPS, '=', 'in', 'not-in', 'regex', 'exists']);
-const BUILTIN_PROPS = new Set([
-  'concept',
-  'code',
-  'display',
-  'parent',
-  'child',
-  'status',
-  'inactive',
-  'notSelectable',
-]);
 /** Identity of a value set for caches: id/versionId when known and trusted (a stored value set; never for one a
  * client sent inline, whose id and versionId say nothing about its compose), else its compose, else the object. */
 export function valueSetIdentity(vs: ValueSetResource, trustId = true): string {
@@ -231,11 +169,6 @@ function versionDiff(includes: ValueSetInclude[], excludes: ValueSetInclude[]): 
   return !excludes.some((e) => includes.some((i) => i.version === e.version));
 }
 
-function withTxIssueType(type: string, err: TerminologyError): TerminologyError {
-  err.txIssueType = type;
-  return err;
-}
-
 /** Pre-expanded value set: the nested contains flattened in document order, one synthetic index per system. */
 function fromContains(m: Membership, contains: ValueSetContains[]): void {
   const groups = new Map<string, { system: string; version?: string; rows: ConceptInput[] }>();
@@ -268,7 +201,7 @@ function fromContains(m: Membership, contains: ValueSetContains[]): void {
   for (const [key, g] of groups) {
     indexes.set(
       key,
-      CodeSystemIndex.build({ url: g.system, version: g.version, caseSensitive: true }, g.rows),
+      CodeSystemIndexBuilder.build({ url: g.system, version: g.version, caseSensitive: true }, g.rows),
     );
   }
   for (const [key, code] of order) {
@@ -545,162 +478,4 @@ function hasPolyhierarchy(src: CodeSystemIndex): boolean {
     polyhierarchy.set(src, v);
   }
   return v;
-}
-
-/** A filter's operator: `op`, or an R5 operator an R4 client sends as the cross-version extension of `op`. */
-function filterOp(f: ValueSetFilter): string | undefined {
-  if (f.op) return f.op;
-  const ext = f._op?.extension?.find((e) => e.url === EXT.filterOp);
-  return typeof ext?.valueCode === 'string' ? ext.valueCode : undefined;
-}
-
-/** The concepts of src a compose filter selects, as a mask by ordinal (a promise when a regex filter needed to
- * yield the event loop). */
-export function evaluateFilter(
-  src: CodeSystemIndex,
-  f: ValueSetFilter,
-  path: string,
-  regexLimits: RegexLimits = DEFAULT_REGEX_LIMITS,
-  regexSpent: RegexSpent = { ms: 0 },
-): Uint8Array | Promise<Uint8Array> {
-  const { property, value } = f;
-  const op = filterOp(f);
-  const where = `${path} (${property ?? '?'} ${op ?? '?'} ${value ?? '?'})`;
-  if (!property) throw vsInvalid(`Filter ${where} has no property`, path);
-  if (!op) throw vsInvalid(`Filter ${where} has no op`, path);
-  if (!KNOWN_OPS.has(op)) {
-    throw vsInvalid(`Filter ${where}: unknown op '${op}' (supported: ${[...KNOWN_OPS].join(', ')})`, path);
-  }
-  if (value === undefined || value === null || value === '') {
-    throw vsInvalid(
-      `The system ${src.url} filter with property = ${property}, op = ${op} has no value`,
-      path,
-    );
-  }
-  const n = src.size;
-  const mask = new Uint8Array(n);
-
-  if (HIERARCHY_OPS.has(op)) {
-    if (property !== 'concept' && property !== 'code') {
-      throw invalid(`Filter ${where}: op '${op}' applies to property 'concept' only`, [path]);
-    }
-    const ord = src.lookupCode(value);
-    if (ord < 0) {
-      if (op === 'is-not-a') mask.fill(1);
-      return mask;
-    }
-    switch (op) {
-      case 'is-a':
-        return src.descendantsMask(ord, true);
-      case 'descendent-of':
-        return src.descendantsMask(ord, false);
-      case 'child-of':
-        for (const c of src.childrenOf(ord)) mask[c] = 1;
-        return mask;
-      case 'descendent-leaf': {
-        const d = src.descendantsMask(ord, false);
-        for (let i = 0; i < n; i++) if (d[i] && src.childrenOf(i).length === 0) mask[i] = 1;
-        return mask;
-      }
-      case 'generalizes':
-        return src.ancestorsMask(ord, true);
-      default: {
-        const d = src.descendantsMask(ord, true);
-        for (let i = 0; i < n; i++) mask[i] = d[i] ^ 1;
-        return mask;
-      }
-    }
-  }
-
-  if (!BUILTIN_PROPS.has(property) && !src.propertyCodes.has(property)) {
-    throw invalid(`Filter ${where}: property '${property}' is not defined by code system ${src.url}`, [path]);
-  }
-  const valuesOf = propertyGetter(src, property);
-
-  if (op === 'exists') {
-    if (value !== 'true' && value !== 'false') {
-      throw invalid(`Filter ${where}: 'exists' takes value 'true' or 'false'`, [path]);
-    }
-    const want = value === 'true';
-    for (let i = 0; i < n; i++) mask[i] = valuesOf(i).length > 0 === want ? 1 : 0;
-    return mask;
-  }
-
-  let test: (v: string) => boolean;
-  let negate = false;
-  if (op === 'regex') {
-    const re = compileFilterRegex(value, where, path, regexLimits);
-    const done = runSliced(
-      n,
-      (i) => {
-        for (const v of valuesOf(i)) {
-          if (re.matches(v)) {
-            mask[i] = 1;
-            return;
-          }
-        }
-      },
-      regexLimits.budgetMs,
-      `Regex filters (here ${where.slice(0, 200)})`,
-      path,
-      regexSpent,
-    );
-    return done === undefined ? mask : done.then(() => mask);
-  } else if (op === '=') {
-    test = (v) => v === value;
-  } else {
-    const set = new Set(
-      value
-        .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s !== ''),
-    );
-    if (set.size === 0) throw invalid(`Filter ${where} has no value`, [path]);
-    test = (v) => set.has(v);
-    negate = op === 'not-in';
-  }
-  for (let i = 0; i < n; i++) {
-    let hit = false;
-    for (const v of valuesOf(i)) {
-      if (test(v)) {
-        hit = true;
-        break;
-      }
-    }
-    mask[i] = hit !== negate ? 1 : 0;
-  }
-  return mask;
-}
-
-/** A bad filter: the IG's `vs-invalid` issue type, located at the filter. */
-function vsInvalid(message: string, path: string): TerminologyError {
-  return withTxIssueType('vs-invalid', invalid(message, [path]));
-}
-
-function propertyGetter(src: CodeSystemIndex, property: string): (ord: number) => string[] {
-  const codesOf = (list: Int32Array): string[] => Array.from(list, (o) => src.codes[o]);
-  switch (property) {
-    case 'concept':
-    case 'code':
-      return (o) => [src.codes[o]];
-    case 'display':
-      return (o) => (src.displays[o] !== undefined ? [src.displays[o]!] : []);
-    case 'parent':
-      return (o) => codesOf(src.parentsOf(o));
-    case 'child':
-      return (o) => codesOf(src.childrenOf(o));
-    case 'status':
-      return (o) => [src.statuses.get(o) ?? ((src.flags[o] & FLAG_INACTIVE) !== 0 ? 'inactive' : 'active')];
-    case 'inactive':
-      return (o) => [String((src.flags[o] & FLAG_INACTIVE) !== 0)];
-    case 'notSelectable':
-      // The concept's own notSelectable value; one without it only when abstract (as the IG's tests read
-      // `notSelectable = false`: concepts that say so, not those that say nothing).
-      return (o) => {
-        const own = src.propertyValues(o, 'notSelectable');
-        return own.length > 0 ? own : (src.flags[o] & FLAG_ABSTRACT) !== 0 ? ['true'] : [];
-      };
-    default:
-      return (o) => src.propertyValues(o, property);
-  }
 }

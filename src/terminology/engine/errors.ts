@@ -47,3 +47,9 @@ export class TerminologyError extends Error {
 
 export const invalid = (message: string, expression?: string[]): TerminologyError =>
   new TerminologyError(400, 'invalid', message, expression);
+
+/** The error with the HL7 terminology ecosystem's issue type set (sent as `details.coding`). */
+export function withTxIssueType(type: string, err: TerminologyError): TerminologyError {
+  err.txIssueType = type;
+  return err;
+}

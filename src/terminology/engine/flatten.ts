@@ -1,5 +1,6 @@
 // Flattens a FHIR CodeSystem resource into concept rows (document order) and index metadata.
-import { CodeSystemIndex } from './code-system-index.js';
+import type { CodeSystemIndex } from './code-system-index.js';
+import { CodeSystemIndexBuilder } from './index-builder.js';
 import { attachConceptDetails, type ConceptDetails } from './concept-details.js';
 import type { CodeSystemConcept, CodeSystemMeta, CodeSystemResource, ConceptInput } from './types.js';
 
@@ -178,7 +179,7 @@ export function statusWarnings(r: {
  * definitions and extensions with the index (concept-details.ts). */
 export function indexCodeSystemResource(cs: CodeSystemResource): CodeSystemIndex {
   const rows = flattenCodeSystemConcepts(cs);
-  const index = CodeSystemIndex.build(codeSystemMetaOf(cs), rows);
+  const index = CodeSystemIndexBuilder.build(codeSystemMetaOf(cs), rows);
   const details = new Map<number, ConceptDetails>();
   for (const r of rows) {
     if (!r.definition && !r.extensions) continue;

@@ -1,7 +1,8 @@
 // The $expand parameters, in one table: the REST layer parses query strings and Parameters bodies with it, the
-// GraphQL expandValueSet field takes its arguments from it, the engine's ExpandRequest type is derived from it,
-// the CapabilityStatement documents it, and a value set's `valueset-expansion-parameter` extensions are read
-// with it. A new parameter is one entry here plus its engine logic.
+// GraphQL expandValueSet field takes its arguments from it, request-check.ts checks every value with it (once),
+// the engine's ExpandRequest type is derived from it, the CapabilityStatement documents it, and a value set's
+// `valueset-expansion-parameter` extensions are read with it. A new parameter is one entry here plus its engine
+// logic.
 
 /** How a parameter's value is written: a string (`valueString`, `valueCode`, `valueUri`, `valueCanonical`, ...),
  * an integer, a boolean, or a resource (POST only). */

@@ -6,8 +6,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flattenCodeSystemConcepts } from '../../../src/terminology/engine/flatten.js';
-import type { CodeSystemResource } from '../../../src/terminology/engine/types.js';
+import {
+  flattenCodeSystemConcepts,
+  type CodeSystemResource,
+} from '../../../src/terminology/engine/index.js';
 import { importFiles } from '../../../src/terminology/import.js';
 import { writeTerminologyResource } from '../../../src/terminology/resource-write.js';
 import { call, useTestServer } from '../../helpers/server.js';

@@ -1,14 +1,49 @@
-// The code system index at scale: the ranked page and exact total of the whole-system fast path (per-prefix
-// counts, postings by first display word, only the page ranked) equal what ranking every match gives.
+// The code system index: concepts flattened from a CodeSystem (document order, parents both ways), and at scale the
+// ranked page and exact total of the whole-system fast path (per-prefix counts, postings by first display word,
+// only the page ranked) equal what ranking every match gives; the file form reads back identical. Ranking and the
+// file form are tested white-box, through their own modules.
 import { describe, expect, it } from 'vitest';
-import { deserializeIndex, serializeIndex } from '../src/terminology/engine/index-file.js';
+import {
+  CodeSystemIndex,
+  CodeSystemIndexBuilder,
+  Membership,
+  flattenCodeSystemConcepts,
+  indexCodeSystemResource,
+  tokenize,
+  type CodeSystemResource,
+  type ConceptInput,
+} from '../../../src/terminology/engine/index.js';
+import { deserializeIndex, serializeIndex } from '../../../src/terminology/engine/index-file.js';
 import {
   filterAndRank,
   filterPage,
   prepareFilter,
   warmFilterPaths,
-} from '../src/terminology/engine/expand.js';
-import { CodeSystemIndex, Membership, tokenize, type ConceptInput } from '../src/terminology/engine/index.js';
+} from '../../../src/terminology/engine/ranking.js';
+import { ALL_HIER, load } from './helpers.js';
+
+describe('flattenCodeSystemConcepts', () => {
+  it('lists concepts in document order with parents from nesting and the parent property', () => {
+    const rows = flattenCodeSystemConcepts(load<CodeSystemResource>('CodeSystem-example-hierarchical.json'));
+    expect(rows.map((r) => r.code)).toEqual(ALL_HIER);
+    const by = new Map(rows.map((r) => [r.code, r]));
+    expect(by.get('disorder')).toMatchObject({ parents: [], notSelectable: true, inactive: false });
+    expect(by.get('hepatorenal')!.parents).toEqual(['liver', 'kidney']);
+    expect(by.get('old-hf')).toMatchObject({ parents: ['heart'], status: 'retired', inactive: true });
+    expect(by.get('fever')).toMatchObject({ status: 'deprecated', inactive: false });
+    expect(by.get('hepatitis')!.designations).toHaveLength(2);
+  });
+
+  it('indexes the hierarchy both ways', () => {
+    const idx = indexCodeSystemResource(load('CodeSystem-example-hierarchical.json'));
+    const kids = (code: string): string[] =>
+      Array.from(idx.childrenOf(idx.ordinalOf(code)), (o) => idx.codes[o]);
+    expect(kids('kidney')).toEqual(['hepatorenal']);
+    expect(kids('heart')).toEqual(['hf', 'old-hf']);
+    expect(idx.size).toBe(17);
+    expect(idx.memoryEstimateBytes()).toBeGreaterThan(0);
+  });
+});
 
 const VOCAB = [
   'car',
@@ -81,7 +116,7 @@ const limits = { maxUnpaged: 1e9, maxFilterWords: 50 };
 describe('code system index: whole-system fast path', () => {
   for (const caseSensitive of [true, false]) {
     it(`pages and totals equal a full ranking, also after the warm-up at load (caseSensitive ${caseSensitive})`, async () => {
-      const idx = CodeSystemIndex.build(
+      const idx = CodeSystemIndexBuilder.build(
         { url: 'urn:t', caseSensitive },
         concepts(2500, caseSensitive ? 7 : 8),
       );
@@ -129,7 +164,7 @@ describe('code system index: whole-system fast path', () => {
 
   it('counts the concepts with a word starting with each prefix exactly (each concept once)', () => {
     const list = concepts(3000, 3);
-    const idx = CodeSystemIndex.build({ url: 'urn:t' }, list);
+    const idx = CodeSystemIndexBuilder.build({ url: 'urn:t' }, list);
     const seen = new Set<string>();
     const texts = list
       .filter((c) => (seen.has(c.code) ? false : (seen.add(c.code), true)))
@@ -152,7 +187,7 @@ describe('code system index: whole-system fast path', () => {
     list[10].parents = ['C0003', 'C0004', 'C0003', 'nope'];
     list[11].parents = ['C1400'];
     list[12] = { ...list[12], status: 'retired', properties: [{ code: 'p', valueString: 'v' }] };
-    const idx = CodeSystemIndex.build({ url: 'urn:t', version: '2', id: 'a', versionId: 3 }, list);
+    const idx = CodeSystemIndexBuilder.build({ url: 'urn:t', version: '2', id: 'a', versionId: 3 }, list);
     const back = deserializeIndex(Buffer.concat(serializeIndex(idx, 'stamp-1')), 'stamp-1')!;
     expect(deserializeIndex(Buffer.concat(serializeIndex(idx, 'stamp-1')), 'stamp-2')).toBeUndefined();
     expect(back.cacheKey).toBe(idx.cacheKey);
@@ -191,7 +226,7 @@ describe('code system index: whole-system fast path', () => {
       code: `K${i}`,
       display: `${i % 2 ? 'alpha' : 'beta'} ${word(i)} common`,
     }));
-    const idx = CodeSystemIndex.build({ url: 'urn:wide' }, list);
+    const idx = CodeSystemIndexBuilder.build({ url: 'urn:wide' }, list);
     expect(idx.words.length).toBeGreaterThan(65_536);
     const back = deserializeIndex(Buffer.concat(serializeIndex(idx, 's')), 's')!;
     for (const ix of [idx, back]) {
