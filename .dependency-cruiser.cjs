@@ -1,6 +1,6 @@
 // `npm run check:deps`: the dependency rule (docs/architecture.md), by layer rather than by file. Type-only
 // imports count too (tsPreCompilationDeps). From the bottom:
-//   core      src/core/ and src/config.ts            imports nothing of ours
+//   core      src/core/, src/config.ts, src/config/  imports nothing of ours
 //   db        src/db/                                -> core
 //   fhir      src/fhir/: the resource model          -> core (FHIR shapes, the store contract, the registry)
 //   features  every other folder (auth, bots, ...)   -> core, db, fhir
@@ -9,16 +9,18 @@
 //   http      src/rest/: HTTP plumbing               -> core, db, fhir, graphql
 //   sides     a feature's (or fhir's) HTTP side: routes.ts, *-routes.ts, feature.ts  -> also src/rest, src/graphql
 //   app       the files at src/ (server.ts, main.ts, ...)   -> anything; imported by nothing
-// A feature never imports another feature (its process entry, a *-cli.ts file, may: it assembles a small app).
+// A feature never imports another feature (its process entry, a cli.ts or *-cli.ts file, may: it assembles a small
+// app).
 
 /** The layers that are not features. */
-const LAYERS = 'core|db|fhir|graphql|rest|generated';
+const LAYERS = 'config|core|db|fhir|graphql|rest|generated';
 /** A folder that is no layer of its own is a feature. */
 const FEATURE = `^src/(?!(?:${LAYERS})/)[^/]+/`;
 /** The GraphQL side of a feature or of the resource model. */
-const FEATURE_GRAPHQL = '^src/(?!(?:core|db|graphql|rest|generated)/)[^/]+/graphql(\\.|-[^/]*\\.)ts$';
+const FEATURE_GRAPHQL = '^src/(?!(?:config|core|db|graphql|rest|generated)/)[^/]+/graphql(\\.|-[^/]*\\.)ts$';
 /** The HTTP side of a feature or of the resource model: its routes and its wiring (feature.ts). */
-const FEATURE_HTTP = '^src/(?!(?:core|db|graphql|rest|generated)/)[^/]+/(routes|[^/]+-routes|feature)\\.ts$';
+const FEATURE_HTTP =
+  '^src/(?!(?:config|core|db|graphql|rest|generated)/)[^/]+/(routes|[^/]+-routes|feature)\\.ts$';
 /** The app: the files directly in src/ other than config.ts. */
 const APP = '^src/(?!config\\.ts$)[^/]+\\.ts$';
 
@@ -84,8 +86,8 @@ module.exports = {
       name: 'features-apart',
       severity: 'error',
       comment:
-        'A feature does not import another (what they share is in core or fhir); a *-cli.ts entry may.',
-      from: { path: '^src/([^/]+)/', pathNot: [`^src/(${LAYERS})/`, '-cli\\.ts$'] },
+        'A feature does not import another (what they share is in core or fhir); a cli.ts or *-cli.ts entry may.',
+      from: { path: '^src/([^/]+)/', pathNot: [`^src/(${LAYERS})/`, '[/-]cli\\.ts$'] },
       to: { path: FEATURE, pathNot: '^src/$1/' },
     },
     {
@@ -116,7 +118,7 @@ module.exports = {
       to: { path: APP },
     },
 
-    // The terminology engine behind its index (issue 22): a block of its own, after the layer rules above.
+    // The terminology engine behind its index.
     {
       name: 'engine-behind-its-index',
       severity: 'error',

@@ -39,7 +39,7 @@ async function runImport(
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/terminology/import-cli.ts', file, '--shared'],
+    ['--import', 'tsx', 'src/terminology/import/cli.ts', file, '--shared'],
     { cwd: ROOT, env: { ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';

@@ -32,7 +32,7 @@ async function importCli(): Promise<{ code: number; out: string }> {
     }),
   );
   try {
-    const { stdout, stderr } = await run(process.execPath, [...entryArgs('terminology/import-cli'), file], {
+    const { stdout, stderr } = await run(process.execPath, [...entryArgs('terminology/import/cli'), file], {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: db.dataDir, LOG_LEVEL: 'silent', DATABASE_URL: '' },
     });

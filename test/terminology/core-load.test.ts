@@ -32,7 +32,7 @@ async function importRun(file: string): Promise<{ stdout: string; stderr: string
   try {
     const { stdout, stderr } = await run(
       process.execPath,
-      [...entryArgs('terminology/import-cli'), file, '--shared'],
+      [...entryArgs('terminology/import/cli'), file, '--shared'],
       { cwd: ROOT, env },
     );
     return { stdout, stderr, code: 0 };

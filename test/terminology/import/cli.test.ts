@@ -31,7 +31,7 @@ async function importCli(...args: string[]): Promise<string> {
     const env = { ...process.env, DATA_DIR: db.dataDir, LOG_LEVEL: 'silent' };
     if (onPostgres)
       Object.assign(env, { DATABASE_URL: process.env.TEST_DATABASE_URL, DATABASE_SCHEMA: db.schema });
-    const { stdout } = await run(process.execPath, [...entryArgs('terminology/import-cli'), ...args], {
+    const { stdout } = await run(process.execPath, [...entryArgs('terminology/import/cli'), ...args], {
       cwd: ROOT,
       env,
       maxBuffer: 16 * 1024 * 1024,

@@ -71,7 +71,7 @@ describe('import CLI on a database the server never started on', () => {
         : { DATA_DIR: db.dataDir }),
     };
     // execFile: stderr is a pipe, not a terminal (as in CI logs).
-    const { stdout, stderr } = await run(process.execPath, [...entryArgs('terminology/import-cli'), file], {
+    const { stdout, stderr } = await run(process.execPath, [...entryArgs('terminology/import/cli'), file], {
       cwd: ROOT,
       env,
     });

@@ -1,4 +1,4 @@
-// The streamed import (src/terminology/import-scan.ts, import-stream.ts): a CodeSystem read from a plain JSON file,
+// The streamed import (src/terminology/import/scan.ts, import/stream.ts): a CodeSystem read from a plain JSON file,
 // a Bundle or NDJSON, one top-level concept at a time, is stored exactly as the same CodeSystem written whole (as
 // before, and as REST writes it); one the stream cannot take exactly is read again whole; an import that fails
 // half-way leaves nothing visible and nothing behind.
@@ -6,11 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  flattenCodeSystemConcepts,
-  type CodeSystemResource,
-} from '../../../src/terminology/engine/index.js';
-import { importFiles } from '../../../src/terminology/import.js';
+import { flattenCodeSystemConcepts, type CodeSystemResource } from '../../../src/terminology/engine/index.js';
+import { importFiles } from '../../../src/terminology/import/files.js';
 import { writeTerminologyResource } from '../../../src/terminology/resource-write.js';
 import { call, useTestServer } from '../../helpers/server.js';
 

@@ -1,14 +1,14 @@
 // What the import's parts share: progress callbacks, options, results, and writing an imported index file.
-import type { Database } from '../db/database.js';
+import type { Database } from '../../db/database.js';
 import {
   CodeSystemIndexBuilder,
   codeSystemMetaOf,
   writeIndexFile,
   type CodeSystemResource,
   type ConceptInput,
-} from './engine/index.js';
-import type { TerminologyType } from './repository.js';
-import { indexFileOf, indexStamp } from './index-cache.js';
+} from '../engine/index.js';
+import type { TerminologyType } from '../repository.js';
+import { indexFileOf, indexStamp } from '../index-cache.js';
 
 export interface ImportProgress {
   /** A resource is about to be written (concepts: its concept count, 0 for a ValueSet). */

@@ -1,29 +1,29 @@
 // Bulk import of CodeSystems and ValueSets from files: a FHIR JSON resource, a Bundle (collection/transaction/
 // batch/searchset) or NDJSON (one resource per line). Each resource is written in its own transaction; the same
 // url+version in the target project is replaced (re-running an import does not duplicate). Concepts go in through
-// batched unnest() inserts. Memory: files are read by a small scanner (import-scan.ts) that hands over one resource
+// batched unnest() inserts. Memory: files are read by a small scanner (scan.ts) that hands over one resource
 // at a time, and a CodeSystem's concepts one top-level concept (with its children) at a time: those are validated,
 // flattened, written into the CodeSystem's new generation and added to its index builder as they come, so a
 // 1,000,000-concept CodeSystem is never held as a tree or as a million row objects. A CodeSystem the stream cannot
 // take exactly (members after `concept`, or `child` properties naming a concept under another top-level concept)
 // is read again whole and written as before.
 import fs from 'node:fs';
-import type { Database } from '../db/database.js';
-import { ApiError } from '../core/errors.js';
-import { flattenCodeSystemConcepts, type CodeSystemResource, type ConceptInput } from './engine/index.js';
-import { validateCodeSystem, validateValueSet, type TerminologyType } from './repository.js';
-import { MIN_FILE_CONCEPTS } from './index-cache.js';
-import { CHANGED_CHANNEL } from './service.js';
-import { ConceptGenerations } from './generations.js';
-import { writeTerminologyResource } from './resource-write.js';
-import { readImportItems, readResources } from './import-scan.js';
-import { importStreamedCodeSystem, StreamFallback } from './import-stream.js';
+import type { Database } from '../../db/database.js';
+import { ApiError } from '../../core/errors.js';
+import { flattenCodeSystemConcepts, type CodeSystemResource, type ConceptInput } from '../engine/index.js';
+import { validateCodeSystem, validateValueSet, type TerminologyType } from '../repository.js';
+import { MIN_FILE_CONCEPTS } from '../index-cache.js';
+import { CHANGED_CHANNEL } from '../service.js';
+import { ConceptGenerations } from '../generations.js';
+import { writeTerminologyResource } from '../resource-write.js';
+import { readImportItems, readResources } from './scan.js';
+import { importStreamedCodeSystem, StreamFallback } from './stream.js';
 import {
   writeImportedIndex,
   type ImportedResource,
   type ImportOptions,
   type ImportProgress,
-} from './import-common.js';
+} from './common.js';
 
 export { readResources };
 export type { ImportedResource, ImportOptions, ImportProgress };
@@ -62,7 +62,7 @@ export async function importFiles(
   options: ImportOptions = {},
 ): Promise<ImportResult> {
   const result: ImportResult = { resources: [], skipped: [] };
-  // Concepts are written as complete generations, as the server writes them (README "Terminology", Storage).
+  // Concepts are written as complete generations, as the server writes them (docs/terminology.md, Large CodeSystems).
   const generations = new ConceptGenerations(db, undefined, options.exclusive === true);
   try {
     for (const file of files) {

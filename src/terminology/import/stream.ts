@@ -1,10 +1,10 @@
-// The streamed import of one CodeSystem (import-scan.ts hands over its head, then its top-level concepts one at a
+// The streamed import of one CodeSystem (scan.ts hands over its head, then its top-level concepts one at a
 // time): each top-level concept is validated and flattened with its children, its rows are written into the
 // CodeSystem's new generation in batches and added to the index builder, then the generation is made live with
 // the resource row, as every CodeSystem write does (nothing is visible before; a failure leaves nothing). Memory:
 // one batch of rows and the index builder's typed arrays, not the concept tree nor a row object per concept.
-import type { Database } from '../db/database.js';
-import { ApiError, badRequest } from '../core/errors.js';
+import type { Database } from '../../db/database.js';
+import { ApiError, badRequest } from '../../core/errors.js';
 import {
   CodeSystemIndexBuilder,
   codeSystemMetaOf,
@@ -12,18 +12,18 @@ import {
   type CodeSystemConcept,
   type CodeSystemResource,
   type ConceptInput,
-} from './engine/index.js';
-import { EXCLUSIVE_BATCH_ROWS, insertBatchSize, type ConceptGenerations } from './generations.js';
-import { validateCodeSystem, validateCodeSystemSteps } from './repository.js';
-import { writeCodeSystemInParts } from './resource-write.js';
-import { MIN_FILE_CONCEPTS } from './index-cache.js';
-import type { ImportItem } from './import-scan.js';
+} from '../engine/index.js';
+import { EXCLUSIVE_BATCH_ROWS, insertBatchSize, type ConceptGenerations } from '../generations.js';
+import { validateCodeSystem, validateCodeSystemSteps } from '../repository.js';
+import { writeCodeSystemInParts } from '../resource-write.js';
+import { MIN_FILE_CONCEPTS } from '../index-cache.js';
+import type { ImportItem } from './scan.js';
 import {
   writeImportedIndex,
   type ImportedResource,
   type ImportOptions,
   type ImportProgress,
-} from './import-common.js';
+} from './common.js';
 
 /** Thrown when a CodeSystem cannot be taken from the stream exactly: the caller reads it again whole. */
 export class StreamFallback extends Error {}

@@ -7,10 +7,10 @@
 import path from 'node:path';
 import cliProgress from 'cli-progress';
 import pino from 'pino';
-import { loadConfig } from '../config.js';
-import { openDatabase } from '../db/database.js';
-import { bootstrap } from '../auth/bootstrap.js';
-import { importFiles, resolveImportProject, type ImportProgress } from './import.js';
+import { loadConfig } from '../../config.js';
+import { openDatabase } from '../../db/database.js';
+import { bootstrap } from '../../auth/bootstrap.js';
+import { importFiles, resolveImportProject, type ImportProgress } from './files.js';
 
 /** Resources with fewer concepts than this import without progress output (they take well under a second). */
 const PROGRESS_MIN_CONCEPTS = 1000;
