@@ -1,6 +1,6 @@
 // `npm run docs:config`: writes the settings section of docs/configuration.md from the settings table
 // (src/config/settings.ts), between its two markers; the prose around them is written by hand and kept. With
-// --check, fails when the committed page is not current (test/config.test.ts checks the same).
+// --check, fails when the committed page is not current (test/config.embedded.test.ts checks the same).
 import fs from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import prettier from 'prettier';

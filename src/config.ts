@@ -104,7 +104,7 @@ function refuseDefaultSecrets(config: Draft, env: Env): void {
   if (bad.length > 0) {
     throw new ConfigError(
       `NODE_ENV=production refuses the documented default ${bad.join(' and ')}: set ${bad.length > 1 ? 'them' : 'it'} ` +
-        'to a secret of your own (README "Configuration")',
+        'to a secret of your own (docs/configuration.md)',
     );
   }
 }

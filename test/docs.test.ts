@@ -18,8 +18,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServerProcess, type ServerProcess } from './helpers/processes.js';
-import { dropSchema, newSchemaName, onPostgres } from './helpers/server.js';
+import { useServerProcess } from './helpers/processes.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -156,31 +155,27 @@ const texts = new Map(
 );
 const blocks = [...texts].flatMap(([page, text]) => shellBlocks(page, text));
 
-let server: ServerProcess;
-const schema = onPostgres ? newSchemaName() : undefined;
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'docs-'));
 const stateFile = path.join(work, 'state.sh');
 
-beforeAll(async () => {
-  // As a user's first start: the default credentials the examples use, and the core definitions.
-  server = await startServerProcess({
-    databaseUrl: process.env.TEST_DATABASE_URL,
-    schema,
-    env: {
-      ADMIN_EMAIL: 'admin@example.com',
-      ADMIN_PASSWORD: 'medplum_admin',
-      CLIENT_ID: 'f54370de-eaf3-4d81-a17e-24860f667912',
-      CLIENT_SECRET: 'change-me-client-secret',
-      // A fresh start loads the FHIR R4 core value sets (the examples expand administrative-gender).
-      LOAD_CORE_TERMINOLOGY: 'true',
-    },
-  });
-  fs.writeFileSync(stateFile, `export BASE=${server.base.replace(/\/$/, '')}\n`);
-}, 180_000);
+// As a user's first start: the default credentials the examples use, and the core definitions.
+const server = useServerProcess({
+  env: {
+    ADMIN_EMAIL: 'admin@example.com',
+    ADMIN_PASSWORD: 'medplum_admin',
+    CLIENT_ID: 'f54370de-eaf3-4d81-a17e-24860f667912',
+    CLIENT_SECRET: 'change-me-client-secret',
+    // A fresh start loads the FHIR R4 core value sets (the examples expand administrative-gender).
+    LOAD_CORE_TERMINOLOGY: 'true',
+  },
+  timeoutMs: 170_000,
+});
 
-afterAll(async () => {
-  await server?.stop();
-  await dropSchema(schema);
+beforeAll(() => {
+  fs.writeFileSync(stateFile, `export BASE=${server.base.replace(/\/$/, '')}\n`);
+});
+
+afterAll(() => {
   fs.rmSync(work, { recursive: true, force: true });
 });
 

@@ -1,6 +1,6 @@
 // Failure throttling for password and client-secret checks (OWASP ASVS V2.2.1): counts failures per key in a fixed
 // window; a key at its limit is refused (429 + Retry-After) until its window ends. Nothing is permanent: the window
-// ending, or a success for that key, clears it. In memory, per instance (see README "Security model").
+// ending, or a success for that key, clears it. In memory, per instance (docs/sessions-and-security.md, Brute force).
 import { ApiError } from '../core/errors.js';
 
 /** 429 with the seconds after which a retry may succeed (the REST layer sends them as Retry-After). */

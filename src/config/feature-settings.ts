@@ -213,7 +213,7 @@ export const FEATURE_TOPICS = [
         env: 'GRAPHQL_MAX_EXPENSIVE_FIELDS',
         key: 'graphql.maxExpensiveFields',
         read: int(4),
-        doc: 'expensive fields per `/graphql` operation (see [Limits](../README.md#limits))',
+        doc: 'expensive fields per `/graphql` operation (see [Limits](graphql.md#limits))',
       },
       {
         env: 'GRAPHQL_INTROSPECTION',

@@ -98,14 +98,14 @@ export const TOPICS = [
         read: bool(true),
         doc:
           'embedded database: every commit is synced to disk before it is acknowledged (PGlite alone never ' +
-          'syncs); `false` turns it off. See [Durability](../README.md#durability-fsync)',
+          'syncs); `false` turns it off. See [Durability](operations.md#durability-fsync)',
       },
       {
         env: 'STUDIO_PORT',
         only: '`npm run studio`',
         type: 'integer',
         defaultText: '`5555`',
-        doc: 'its port on 127.0.0.1 (see [Operations](../README.md#operations))',
+        doc: 'its port on 127.0.0.1 (see [Prisma Studio](operations.md#prisma-studio))',
       },
     ],
   },

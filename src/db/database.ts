@@ -39,7 +39,7 @@ export interface Database {
   readonly listening: boolean;
   /** Called whenever notifications may have been missed (listener reconnected): drop every cache. */
   onReset(cb: () => void): void;
-  /** Embedded database on disk: the syncs made so far (README "Durability (fsync)"). */
+  /** Embedded database on disk: the syncs made so far (docs/operations.md, Durability). */
   readonly syncStats?: SyncStats;
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 // How many large requests (a JSON body over LARGE_BODY_BYTES, a read streaming a big CodeSystem) run at once: per
-// project and per server (README "Operations", Limits). Each holds memory, a database connection (PostgreSQL
+// project and per server (docs/operations.md, Large requests). Each holds memory, a database connection (PostgreSQL
 // reads run in one snapshot) or a long stream of statements; beyond the budget the answer is 429 with Retry-After,
 // and only the project that spent its share waits.
 import { ApiError } from '../core/errors.js';

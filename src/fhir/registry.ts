@@ -6,7 +6,7 @@ import { LargeRequests } from './large-requests.js';
 /** Resource stores by resource type, and the budget of large requests they share. */
 export class ResourceRegistry {
   private stores = new Map<string, ResourceStore>();
-  /** Large requests in progress (README "Operations", Limits). */
+  /** Large requests in progress (docs/operations.md, Large requests). */
   readonly large: LargeRequests;
 
   constructor(large: LargeRequests = new LargeRequests({ perProject: 2, max: 4 })) {

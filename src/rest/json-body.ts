@@ -1,7 +1,7 @@
 // JSON body parsing with two checks on the raw bytes before JSON.parse: nesting depth (a body nested 10,000 deep
 // reached recursive code and answered 500) and the NUL character `\u0000` (PostgreSQL text cannot hold it, so a
 // NUL reached the database and answered 500; FHIR strings do not allow it either). Both are 400s naming the rule.
-// A body over LARGE_BODY_BYTES is a large request (README "Operations", Limits): it takes a slot of the large
+// A body over LARGE_BODY_BYTES is a large request (docs/operations.md, Large requests): it takes a slot of the large
 // request budget before it is read (429 when none is free), and is parsed in steps (json-in-steps.ts) instead of
 // in one JSON.parse that held the event loop (0.4 s for 45 MB).
 import express, { type Request, type RequestHandler } from 'express';

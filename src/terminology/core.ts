@@ -87,7 +87,7 @@ export async function loadCoreTerminology(
     await insertRows(sql, 'CodeSystem', cs);
     await insertRows(sql, 'ValueSet', vs);
     let concepts = 0;
-    // One live concept generation per code system (README "Terminology", Storage).
+    // One live concept generation per code system (docs/terminology.md, Large CodeSystems).
     const gens = await sql<{ id: string; codeSystemId: string }>(
       `INSERT INTO "ConceptGeneration" ("codeSystemId", state, "conceptCount", "updatedAt")
        SELECT c, 'live', n, now() AT TIME ZONE 'UTC' FROM unnest($1::uuid[], $2::int[]) AS t(c, n)

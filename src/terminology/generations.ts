@@ -1,4 +1,4 @@
-// Concept generations (README "Terminology", Storage): the concepts of a CodeSystem write go into a generation
+// Concept generations (docs/terminology.md, Large CodeSystems): the concepts of a CodeSystem write go into a generation
 // that readers do not see ('writing'), in small statements each committed on its own, so neither the event loop
 // nor the embedded database's one connection is held for the length of a big write. One short transaction then
 // makes the generation 'live' with the CodeSystem row; the generation it replaces (or a deleted CodeSystem's) is

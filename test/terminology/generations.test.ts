@@ -1,4 +1,4 @@
-// Concept generations (README "Terminology", Storage): a write's concepts are invisible until its one short final
+// Concept generations (docs/terminology.md, Large CodeSystems): a write's concepts are invisible until its one short final
 // transaction; a write that fails, or a process killed between the two steps, leaves nothing visible and its rows
 // are removed; replaced and deleted concepts go in the background, never from under a reader.
 import { beforeAll, describe, expect, it } from 'vitest';

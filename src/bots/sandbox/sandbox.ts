@@ -20,7 +20,7 @@
 //   projects, so globals, prototypes and secrets of one bot cannot be seen by another. LRU-capped (maxIsolates)
 //   and evicted when idle (idleTimeoutMs).
 // - By default warm contexts are reused across executions of that bot, one execution at a time per context
-//   (fresh context costs ~0.35 ms of CPU per execution; measured in test/sandbox.test.ts), so an execution can
+//   (fresh context costs ~0.35 ms of CPU per execution; measured in test/bots/sandbox/sandbox.unit.test.ts), so an execution can
 //   never reach another live execution's medplum client through globalThis. The bot MODULE is re-evaluated for every execution, so
 //   module-level variables are per execution; only deliberate writes to globalThis/prototypes can persist between
 //   executions of the SAME bot (like a warm Lambda: no guarantee either way). `contextPerExecution: true` gives
