@@ -1,8 +1,8 @@
 // PGlite runs PostgreSQL in WebAssembly on the main thread: every protocol message (parse, bind, execute, ...) is
 // executed synchronously (execProtocolRawSync), and a chain of awaited queries resolves as microtasks. A bulk write
 // of a hundred statements therefore held the event loop for its whole duration (15-23 s for a 600,000-concept
-// CodeSystem): no timer, no other request, not even /healthz ran in between. Here every protocol message first
-// gives the event loop a turn when it has been held longer than a few milliseconds (src/core/turns.ts). A single
+// CodeSystem): no timer, no other request, not even /healthz ran in between. Here every statement (its first protocol
+// message) gives the event loop a turn when it has been held longer than a few milliseconds (src/core/turns.ts). A single
 // statement cannot be interrupted: callers keep each one short (small batches, paged reads).
 //
 // Queries still run one at a time (PGlite's own mutex, first come first served), so a request whose handler runs
@@ -29,10 +29,16 @@ let lastForeground = -Infinity;
 /** Whether the statement whose messages are being executed is a bulk one (set by its Parse or Query message). */
 let currentIsBulk = false;
 
-/** Notes a protocol message: a Parse ('P': type, length, statement name, text) or simple Query ('Q': type, length,
- * text) message starts a statement; the others belong to the current one. */
-function note(message: Uint8Array): void {
+/** Whether the next protocol message starts an exchange (the last one ended with a Sync or a simple Query). */
+let between = true;
+
+/** Notes a protocol message and says whether it starts an exchange. A Parse ('P': type, length, statement name,
+ * text) or simple Query ('Q': type, length, text) message starts a statement; the others belong to the current
+ * one, up to its Sync ('S'). */
+function note(message: Uint8Array): boolean {
   const type = message[0];
+  const starts = between;
+  between = type === 0x53 || type === 0x51;
   if (type === 0x50 || type === 0x51) {
     let at = 5;
     if (type === 0x50) {
@@ -44,6 +50,7 @@ function note(message: Uint8Array): void {
       currentIsBulk = message[at + k] === BULK_BYTES[k];
   }
   if (!currentIsBulk) lastForeground = performance.now();
+  return starts;
 }
 
 /** Makes `client` give the event loop a turn before a protocol message once the loop has been held `afterMs`, and
@@ -54,14 +61,15 @@ export function giveTurns(client: PGlite, afterMs = TURN_AFTER_MS): void {
   const raw: RawExec = client.execProtocolRaw.bind(client);
   const stream: RawStream = client.execProtocolRawStream.bind(client);
   client.execProtocolRaw = async (message, options) => {
-    note(message);
-    const t = yieldIfHeld(afterMs);
+    // A turn only before an exchange starts: its later messages (bind, describe, execute, sync) run while it
+    // holds the database, and a turn between them let the attacker's bulk work run in every gap while nobody else
+    // could query: a sign-in's four statements took ~20 messages, ~20 turns, 200 ms behind a big write.
+    const t = note(message) ? yieldIfHeld(afterMs) : undefined;
     if (t) await t;
     return raw(message, options);
   };
   client.execProtocolRawStream = async (message, options) => {
-    note(message);
-    const t = yieldIfHeld(afterMs);
+    const t = note(message) ? yieldIfHeld(afterMs) : undefined;
     if (t) await t;
     return stream(message, options);
   };
