@@ -92,10 +92,10 @@ builder.mutationField('createResource', (t) =>
       resourceType: t.arg.string({ required: true }),
       resource: t.arg({ type: 'JSON', required: true }),
     },
-    resolve: (_r, args, ctx) => {
+    resolve: async (_r, args, ctx) => {
       const caller = requireCaller(ctx);
       const store = ctx.services.fhir.get(args.resourceType);
-      return store.create(caller, validateResourceBody(args.resource, args.resourceType), {
+      return store.create(caller, await validateResourceBody(args.resource, args.resourceType), {
         stream: streamingAllowed(ctx),
       });
     },
@@ -110,10 +110,11 @@ builder.mutationField('updateResource', (t) =>
       id: t.arg.string({ required: true }),
       resource: t.arg({ type: 'JSON', required: true }),
     },
-    resolve: (_r, args, ctx) => {
+    resolve: async (_r, args, ctx) => {
       const caller = requireCaller(ctx);
       const store = ctx.services.fhir.get(args.resourceType);
-      return store.update(caller, args.id, validateResourceBody(args.resource, args.resourceType, args.id), {
+      const resource = await validateResourceBody(args.resource, args.resourceType, args.id);
+      return store.update(caller, args.id, resource, {
         stream: streamingAllowed(ctx),
       });
     },

@@ -2,6 +2,7 @@
 import { ApiError, badRequest } from '../core/errors.js';
 import type { FhirResource, ResourceStore } from './types.js';
 import { LargeRequests } from './large-requests.js';
+import { checkResourceStrings } from './resource-strings.js';
 
 /** Resource stores by resource type, and the budget of large requests they share. */
 export class ResourceRegistry {
@@ -36,8 +37,12 @@ export class ResourceRegistry {
 
 const ID_RE = /^[A-Za-z0-9\-.]{1,64}$/;
 
-/** Checks a request body is a FHIR resource of the expected type (and id, for updates). */
-export function validateResourceBody(body: unknown, resourceType: string, id?: string): FhirResource {
+/** Checks a request body is a FHIR resource of the expected type (and id, for updates) whose strings can be stored. */
+export async function validateResourceBody(
+  body: unknown,
+  resourceType: string,
+  id?: string,
+): Promise<FhirResource> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw badRequest('Request body must be a FHIR resource (a JSON object)');
   }
@@ -50,6 +55,7 @@ export function validateResourceBody(body: unknown, resourceType: string, id?: s
     if (r.id !== undefined && r.id !== id)
       throw badRequest(`Resource id ${String(r.id)} does not match the URL id ${id}`, ['id']);
   }
+  await checkResourceStrings(r, resourceType);
   return r;
 }
 

@@ -3,7 +3,13 @@
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest, notFound } from '../core/errors.js';
 import type { FhirResource } from '../fhir/types.js';
-import type { CodeSystemConcept, CodeSystemResource } from './engine/index.js';
+import { indexLimitMessage, overIndexLimit } from '../fhir/resource-strings.js';
+import {
+  checkComposeShape,
+  TerminologyError,
+  type CodeSystemConcept,
+  type CodeSystemResource,
+} from './engine/index.js';
 import { publishGeneration, retireLive } from './generations.js';
 
 export type Sql = Database['sql'];
@@ -102,6 +108,7 @@ export function* validateCodeSystemSteps(cs: CodeSystemResource): Generator<void
     const c = top.list[top.i] as CodeSystemConcept;
     if (!c || typeof c !== 'object' || typeof c.code !== 'string' || c.code === '')
       throw badRequest(`${pathOf('.code')} is required (a non-empty string)`, [pathOf('.code')]);
+    if (overIndexLimit(c.code)) throw badRequest(indexLimitMessage(pathOf('.code')), [pathOf('.code')]);
     if (seen.has(c.code)) throw badRequest(`Duplicate code "${c.code}" in CodeSystem`, [pathOf('.code')]);
     seen.add(c.code);
     if (c.concept === undefined) continue;
@@ -126,11 +133,14 @@ export const MAX_CONCEPT_DEPTH = 100;
 export function validateValueSet(vs: Record<string, unknown>, maxEntries?: number): void {
   if (vs.url !== undefined && typeof vs.url !== 'string')
     throw badRequest('ValueSet.url must be a string', ['ValueSet.url']);
-  if (
-    vs.compose !== undefined &&
-    (typeof vs.compose !== 'object' || vs.compose === null || Array.isArray(vs.compose))
-  )
-    throw badRequest('ValueSet.compose must be an object', ['ValueSet.compose']);
+  if (vs.compose !== undefined) {
+    try {
+      checkComposeShape(vs.compose);
+    } catch (err) {
+      if (err instanceof TerminologyError) throw badRequest(err.message, err.expression);
+      throw err;
+    }
+  }
   if (maxEntries !== undefined) checkValueSetEntries(vs, maxEntries, 'ValueSet');
 }
 

@@ -6,6 +6,7 @@ import { FLAG_INACTIVE, type CodeSystemIndex } from './code-system-index.js';
 import { CodeSystemIndexBuilder } from './index-builder.js';
 import { TerminologyError, invalid, withTxIssueType } from './errors.js';
 import { evaluateFilter } from './compose-filters.js';
+import { checkComposeShape } from './compose-shape.js';
 import {
   EntrySet,
   FLAG_SHOW_VERSION,
@@ -59,7 +60,8 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
     return m;
   }
 
-  const compose = vs.compose;
+  const compose: unknown = vs.compose;
+  checkComposeShape(compose);
   chargeClauses(compose, ctx);
   const includes = sortIncludes(compose.include ?? []);
   const excludes = compose.exclude ?? [];

@@ -33,6 +33,7 @@ export { ExpansionEngine, defaultEngine, expandValueSet, type ExpansionEngineOpt
 export { checkParameter, checkRequest, describeValue, type CheckedRequest } from './request-check.js';
 export { warmFilterPaths } from './ranking.js';
 export { valueSetIdentity } from './compose.js';
+export { checkComposeShape } from './compose-shape.js';
 export { Membership } from './membership.js';
 export { TerminologyError, type TerminologyIssueCode } from './errors.js';
 export { normalizeText, tokenize } from './normalize.js';

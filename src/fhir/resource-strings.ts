@@ -1,0 +1,86 @@
+// Every string of a resource written, and every property name, checked before it reaches the database: well-formed
+// Unicode (a lone surrogate such as "\ud800" is valid JSON, but PostgreSQL's jsonb refuses it: the write answered
+// 500), no NUL (text cannot hold it), at most FHIR's 1 MB per string; and the elements the database indexes
+// (url, identifier.system and .value) at most INDEXED_MAX_BYTES, as a btree row cannot hold more (a 5,000-character
+// url answered 500). Each is a 400 naming the element. The walk gives the event loop turns on big resources.
+import { badRequest } from '../core/errors.js';
+import { yieldIfHeld } from '../core/turns.js';
+
+/** FHIR R4 (datatypes, string): strings SHALL NOT exceed 1 MB. Counted in UTF-16 units, a bound of the bytes. */
+export const STRING_MAX_LENGTH = 1024 * 1024;
+
+/** The most UTF-8 bytes of an indexed element (url, identifier.system/.value, CodeSystem concept codes): PostgreSQL's
+ * btree rows hold at most 2,704 bytes, and an identifier's system and value share one. */
+export const INDEXED_MAX_BYTES = 1024;
+
+/** Nodes walked between two chances to give the event loop a turn. */
+const STEP = 4096;
+
+/** A frame of the walk: an object's entries or an array's items, and where they are. */
+interface Frame {
+  path: string;
+  keys: string[] | null;
+  values: unknown[];
+  i: number;
+}
+
+/** String.prototype.isWellFormed: in every supported Node (20+), not yet in the TypeScript lib this project targets. */
+type WellFormedCheck = string & { isWellFormed(): boolean };
+
+/** Why `s` cannot be stored, or undefined when it can. */
+function stringProblem(s: string): string | undefined {
+  if (s.length > STRING_MAX_LENGTH) return `is longer than FHIR's 1 MB limit for a string`;
+  if (!(s as WellFormedCheck).isWellFormed()) return 'is not well-formed Unicode (it holds a lone surrogate)';
+  if (s.includes('\u0000')) return 'holds the NUL character (\\u0000)';
+  return undefined;
+}
+
+/** True when `s` is longer than INDEXED_MAX_BYTES in UTF-8. */
+export function overIndexLimit(s: string): boolean {
+  // A UTF-16 unit is at most 3 UTF-8 bytes: short strings need no count.
+  return s.length * 3 > INDEXED_MAX_BYTES && Buffer.byteLength(s) > INDEXED_MAX_BYTES;
+}
+
+/** The message of a 400 for an indexed element over the limit. */
+export function indexLimitMessage(path: string): string {
+  return `${path} is longer than ${INDEXED_MAX_BYTES} bytes, the most the server indexes`;
+}
+
+/** Whether `path` (from the resource root) names an element the database indexes. */
+function indexed(path: string, type: string): boolean {
+  return path === `${type}.url` || /^[A-Za-z]+\.identifier\[\d+\]\.(system|value)$/.test(path);
+}
+
+/** 400 naming the element when a string of `resource` cannot be stored (see the file comment). */
+export async function checkResourceStrings(resource: Record<string, unknown>, type: string): Promise<void> {
+  const stack: Frame[] = [{ path: type, keys: Object.keys(resource), values: Object.values(resource), i: 0 }];
+  let walked = 0;
+  while (stack.length > 0) {
+    if (++walked % STEP === 0) {
+      const t = yieldIfHeld();
+      if (t) await t;
+    }
+    const top = stack[stack.length - 1];
+    if (top.i >= top.values.length) {
+      stack.pop();
+      continue;
+    }
+    const k = top.i++;
+    const key = top.keys?.[k];
+    if (key !== undefined) {
+      const problem = stringProblem(key);
+      if (problem) throw badRequest(`A property name in ${top.path} ${problem}`, [top.path]);
+    }
+    const path = key !== undefined ? `${top.path}.${key}` : `${top.path}[${k}]`;
+    const v = top.values[k];
+    if (typeof v === 'string') {
+      const problem = stringProblem(v);
+      if (problem) throw badRequest(`${path} ${problem}`, [path]);
+      if (overIndexLimit(v) && indexed(path, type)) throw badRequest(indexLimitMessage(path), [path]);
+    } else if (Array.isArray(v)) {
+      stack.push({ path, keys: null, values: v, i: 0 });
+    } else if (v !== null && typeof v === 'object') {
+      stack.push({ path, keys: Object.keys(v), values: Object.values(v), i: 0 });
+    }
+  }
+}
