@@ -80,6 +80,14 @@ export async function build({ log = (m) => process.stderr.write(`build: ${m}\n`)
   if (!fs.existsSync(gql))
     throw new Error('src/generated/gql is missing (it is committed; run `npm run codegen`)');
   generatePrisma(log);
+  if (!fs.existsSync(path.join(ROOT, 'src', 'generated', 'fhir-validators.ts'))) {
+    log('fhir-validators');
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'fhir-validators.mjs')], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    if (r.status !== 0) throw new Error(`scripts/fhir-validators.mjs failed (exit ${r.status ?? r.signal})`);
+  }
   const hash = inputHash();
   const esbuild = await import('esbuild');
   fs.rmSync(DIST, { recursive: true, force: true });

@@ -3,6 +3,7 @@ import { ApiError, badRequest } from '../core/errors.js';
 import type { FhirResource, ResourceStore } from './types.js';
 import { LargeRequests } from './large-requests.js';
 import { checkResourceStrings } from './resource-strings.js';
+import { checkAgainstDefinition } from './definition-check.js';
 
 /** Resource stores by resource type, and the budget of large requests they share. */
 export class ResourceRegistry {
@@ -37,7 +38,8 @@ export class ResourceRegistry {
 
 const ID_RE = /^[A-Za-z0-9\-.]{1,64}$/;
 
-/** Checks a request body is a FHIR resource of the expected type (and id, for updates) whose strings can be stored. */
+/** Checks a request body is a FHIR resource of the expected type (and id, for updates) whose strings can be stored,
+ * and that matches FHIR R4's definition of its type. */
 export async function validateResourceBody(
   body: unknown,
   resourceType: string,
@@ -56,6 +58,7 @@ export async function validateResourceBody(
       throw badRequest(`Resource id ${String(r.id)} does not match the URL id ${id}`, ['id']);
   }
   await checkResourceStrings(r, resourceType);
+  await checkAgainstDefinition(r, resourceType);
   return r;
 }
 

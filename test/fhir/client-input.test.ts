@@ -152,3 +152,49 @@ describe('through GraphQL', () => {
     await expectNothingWritten('ValueSet', 'http://example.org/lone/gql');
   });
 });
+
+describe("resources that do not match FHIR R4's definition of their type", () => {
+  const cs = (extra: object) => ({
+    resourceType: 'CodeSystem',
+    url: 'http://example.org/shape/cs',
+    status: 'active',
+    content: 'complete',
+    ...extra,
+  });
+
+  it('a concept display given as an array: 400 naming it, nothing written', async () => {
+    const r = await post('CodeSystem', cs({ concept: [{ code: 'a', display: ['x', 7] }] }));
+    expectOutcome(r, /CodeSystem\.concept\[0\]\.display/);
+    expect(r.body.issue[0].details.text).toMatch(/must be string/);
+    await expectNothingWritten('CodeSystem', 'http://example.org/shape/cs');
+  });
+
+  it('an element R4 does not define: 400 naming it', async () => {
+    const r = await post('CodeSystem', cs({ concept: [{ code: 'a', colour: 'red' }] }));
+    expectOutcome(r, /CodeSystem\.concept\[0\]\.colour/);
+    expect(r.body.issue[0].details.text).toMatch(/not an element of FHIR R4's CodeSystem/);
+  });
+
+  it('a status outside its value set and a version given as a number: 400 naming each', async () => {
+    expectOutcome(await post('CodeSystem', cs({ status: 'bogus' })), /CodeSystem\.status/);
+    expectOutcome(await post('CodeSystem', cs({ version: 5 })), /CodeSystem\.version/);
+  });
+
+  it('a ValueSet url that is not a uri, and a Bot element Medplum does not define: 400 naming each', async () => {
+    const vs = await post('ValueSet', {
+      resourceType: 'ValueSet',
+      url: 'has spaces in it',
+      status: 'active',
+    });
+    expectOutcome(vs, /ValueSet\.url/);
+    const bot = await post('Bot', { resourceType: 'Bot', name: 'b', code: '//', runAs: 'root' });
+    expectOutcome(bot, /Bot\.runAs/);
+  });
+
+  it('the concepts of a big CodeSystem are all checked: a bad one deep in the list is named', async () => {
+    const concept = Array.from({ length: 3000 }, (_, i) => ({ code: `c${i}`, display: `C ${i}` }));
+    concept[2500] = { code: 'c2500', display: { text: 'no' } } as unknown as (typeof concept)[number];
+    const r = await post('CodeSystem', cs({ concept }));
+    expectOutcome(r, /CodeSystem\.concept\[2500\]\.display/);
+  });
+});
