@@ -23,7 +23,8 @@ async function post(type: string, body: string | object) {
 /** `n` characters that do not compress (a repeated letter would fit an index row once compressed). */
 const noise = (n: number): string => crypto.randomBytes(n).toString('base64url').slice(0, n);
 
-function expectOutcome(r: { status: number; body: any }, expression: RegExp) {
+/** The answer is a 400 OperationOutcome whose first issue names `expression`. */
+function expectOutcome(r: Awaited<ReturnType<typeof call>>, expression: RegExp) {
   expect(r.status, JSON.stringify(r.body)).toBe(400);
   expect(r.body.resourceType).toBe('OperationOutcome');
   const issue = r.body.issue[0];
