@@ -6,12 +6,12 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import pino, { type Logger } from 'pino';
 import { loadConfig, type Config, type Env } from './config.js';
-import { openDatabase } from './db/database.js';
+import { openDatabase, probeDatabase, type Database } from './db/database.js';
 import { ResourceRegistry } from './fhir/registry.js';
 import { LargeRequests } from './fhir/large-requests.js';
 import { createContext, type Services } from './graphql/context.js';
 import { executor } from './graphql/executor.js';
-import type { HttpApi } from './rest/api.js';
+import type { HttpApi, Readiness } from './rest/api.js';
 import { createExpressApp } from './rest/app.js';
 import { createHttpServer } from './rest/http-server.js';
 import { limitConnectionsPerAddress } from './rest/connection-limit.js';
@@ -123,7 +123,8 @@ async function assemble(
     instanceId: crypto.randomUUID(),
   };
   for (const f of features) await f.start?.(services);
-  const api = httpApi(services, features);
+  let draining = false;
+  const api = httpApi(services, features, { draining: () => draining });
 
   const eventLoop = startEventLoopWatchdog(logger, config.eventLoopLogIntervalMs);
   createExpressApp(
@@ -134,7 +135,6 @@ async function assemble(
   );
   server.keepAliveTimeout = 65_000;
   limitConnectionsPerAddress(server, config.maxConnectionsPerAddress);
-  let draining = false;
   const closeInFlight = closeConnectionsWhenDraining(server, () => draining);
   await listen();
   const port = (server.address() as AddressInfo).port;
@@ -160,8 +160,27 @@ async function assemble(
   };
 }
 
+/** Readiness: not while draining, nor while the database does not answer a (cached) `SELECT 1`. */
+function readinessOf(db: Database, draining: () => boolean): Pick<HttpApi, 'readiness' | 'readinessNow'> {
+  const probe = probeDatabase(db);
+  const of = (reachable: boolean): Readiness =>
+    draining()
+      ? { ready: false, reason: 'draining' }
+      : reachable
+        ? { ready: true }
+        : { ready: false, reason: 'database unreachable' };
+  return {
+    readiness() {
+      const known = probe.cached();
+      return known === undefined ? probe.check().then(of) : of(known);
+    },
+    // Before the first probe has answered: the server has just opened the database, so it answered then.
+    readinessNow: () => of(probe.latest() ?? true),
+  };
+}
+
 /** The application as the HTTP layer sees it. */
-function httpApi(services: Services, features: Feature[]): HttpApi {
+function httpApi(services: Services, features: Feature[], extra: { draining: () => boolean }): HttpApi {
   const { auth, db, fhir } = services;
   return {
     config: services.config,
@@ -176,6 +195,7 @@ function httpApi(services: Services, features: Feature[]): HttpApi {
         ...(fsync ? { fsync: { ...fsync, totalMs: Math.round(fsync.totalMs) } } : {}),
       };
     },
+    ...readinessOf(db, extra.draining),
     resourceTypes: () => fhir.types(),
     operations: features.flatMap((f) => f.operations ?? []),
     publicJwk: auth.keys.publicJwk,
