@@ -12,6 +12,7 @@ import { LargeRequests } from './fhir/large-requests.js';
 import { createContext, type Services } from './graphql/context.js';
 import { executor } from './graphql/executor.js';
 import type { HttpApi, Readiness } from './rest/api.js';
+import { boundedLogDestination, type LogDestination } from './rest/log-destination.js';
 import { createExpressApp } from './rest/app.js';
 import { createHttpServer } from './rest/http-server.js';
 import { limitConnectionsPerAddress } from './rest/connection-limit.js';
@@ -79,12 +80,17 @@ async function assemble(
   server: http.Server,
   listen: () => Promise<void>,
 ): Promise<RunningServer> {
+  // Never blocks on stdout (a stopped reader must not hold requests or shutdown): see log-destination.ts.
+  const logDestination = opts.logger ? undefined : boundedLogDestination(process.stdout);
   const logger =
     opts.logger ??
-    pino({
-      level: config.logLevel,
-      redact: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token'],
-    });
+    pino(
+      {
+        level: config.logLevel,
+        redact: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token'],
+      },
+      logDestination,
+    );
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     schema: config.databaseSchema,
@@ -124,7 +130,10 @@ async function assemble(
   };
   for (const f of features) await f.start?.(services);
   let draining = false;
-  const api = httpApi(services, features, { draining: () => draining });
+  const api = httpApi(services, features, {
+    logs: logDestination,
+    draining: () => draining,
+  });
 
   const eventLoop = startEventLoopWatchdog(logger, config.eventLoopLogIntervalMs);
   createExpressApp(
@@ -180,7 +189,11 @@ function readinessOf(db: Database, draining: () => boolean): Pick<HttpApi, 'read
 }
 
 /** The application as the HTTP layer sees it. */
-function httpApi(services: Services, features: Feature[], extra: { draining: () => boolean }): HttpApi {
+function httpApi(
+  services: Services,
+  features: Feature[],
+  extra: { logs?: LogDestination; draining: () => boolean },
+): HttpApi {
   const { auth, db, fhir } = services;
   return {
     config: services.config,
@@ -193,6 +206,7 @@ function httpApi(services: Services, features: Feature[], extra: { draining: () 
       return {
         database: db.kind,
         ...(fsync ? { fsync: { ...fsync, totalMs: Math.round(fsync.totalMs) } } : {}),
+        ...(extra.logs ? { logs: { dropped: extra.logs.dropped } } : {}),
       };
     },
     ...readinessOf(db, extra.draining),
