@@ -156,6 +156,8 @@ describe('PostgreSQL unreachable', () => {
     expect(ready.status).toBe(503);
     expect(ready.headers.get('retry-after')).toBe('5');
     expect(ready.body).toEqual({ status: 'unavailable', reason: 'database unreachable' });
+    // What needs no database still answers.
+    expect((await call(s.base, 'GET', 'fhir/R4/metadata')).status).toBe(200);
     const live = await call(s.base, 'GET', 'healthz/live');
     expect(live.status).toBe(200);
     expect(live.body).toEqual({ status: 'ok' });
