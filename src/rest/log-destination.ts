@@ -3,8 +3,6 @@
 // stdout stopped, SIGTERM ran the shutdown and then process.exit never returned (the watchdog SIGKILLed it). Here a
 // line goes to process.stdout (asynchronous on a pipe: it queues in the stream) unless more than `highWaterMark`
 // bytes are already queued; then it is dropped and counted (/healthz shows the count). Nothing waits at exit.
-import type { Writable } from 'node:stream';
-
 /** A pino destination that drops lines instead of blocking (see the file comment). */
 export interface LogDestination {
   /** pino's destination interface: one serialised line. */
@@ -13,13 +11,21 @@ export interface LogDestination {
   readonly dropped: number;
 }
 
+/** What the destination needs of its stream (process.stdout). */
+export interface LogStream {
+  /** Bytes written but not yet taken by the reader. */
+  readonly writableLength: number;
+  write(chunk: string): unknown;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+}
+
 /** Bytes of log lines that may wait in stdout's buffer for a slow reader before lines are dropped. */
 export const LOG_HIGH_WATER_MARK = 1024 * 1024;
 
 /** A LogDestination over `stream` (process.stdout): lines are dropped while more than `highWaterMark` bytes wait
  * in it, and for good once it has failed (EPIPE: the reader went away). */
 export function boundedLogDestination(
-  stream: Pick<Writable, 'write' | 'on' | 'writableLength'>,
+  stream: LogStream,
   highWaterMark = LOG_HIGH_WATER_MARK,
 ): LogDestination {
   let dropped = 0;

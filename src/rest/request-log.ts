@@ -29,7 +29,7 @@ export function requestLogger(api: HttpApi): (req: Request, res: Response) => vo
     req.id = id;
     res.setHeader('X-Request-Id', id);
     // Health probes (load balancers, Kubernetes) come every few seconds: not logged.
-    if (req.url.startsWith('/healthz') || !logger.isLevelEnabled('info')) return;
+    if (req.url === '/healthz' || req.url.startsWith('/healthz/') || !logger.isLevelEnabled('info')) return;
     const start = process.hrtime.bigint();
     res.once('finish', () => {
       const q = req.originalUrl.indexOf('?');
