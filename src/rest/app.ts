@@ -30,7 +30,7 @@ const HEALTH_PATHS = new Map<string, 'facts' | 'live' | 'ready'>([
 /** Seconds a load balancer is asked to wait before sending traffic to an instance that is not ready. */
 const NOT_READY_RETRY_AFTER_S = '5';
 
-/** The health endpoints (docs/operations.md, Health): liveness (the process answers: always 200), readiness (503
+/** The health endpoints (docs/operations.md, Health and database outages): liveness (the process answers: always 200), readiness (503
  * while draining or while the database does not answer a cached `SELECT 1`), and /healthz, which stays 200 as
  * before (liveness) with readiness and the facts in its body, and never waits for the database. */
 function answerHealth(
@@ -97,7 +97,8 @@ export function createExpressApp(
     const p = req.path;
     // /graphql and its GraphiQL assets set their own policy (the page needs a looser one).
     if (!p.startsWith('/graphql')) setSecurityHeaders(res);
-    // As the Express route it replaced matched it: /healthz and /healthz/, GET and HEAD, before authentication.
+    // /healthz (and /healthz/, as the Express route it replaced matched), /healthz/live and /healthz/ready, GET and
+    // HEAD, before authentication.
     if (p.startsWith('/healthz') && (req.method === 'GET' || req.method === 'HEAD')) {
       const kind = HEALTH_PATHS.get(p);
       if (kind) {
