@@ -6,12 +6,13 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import pino, { type Logger } from 'pino';
 import { loadConfig, type Config, type Env } from './config.js';
-import { openDatabase } from './db/database.js';
+import { openDatabase, probeDatabase, type Database } from './db/database.js';
 import { ResourceRegistry } from './fhir/registry.js';
 import { LargeRequests } from './fhir/large-requests.js';
 import { createContext, type Services } from './graphql/context.js';
 import { executor } from './graphql/executor.js';
-import type { HttpApi } from './rest/api.js';
+import type { HttpApi, Readiness } from './rest/api.js';
+import { boundedLogDestination, type LogDestination } from './rest/log-destination.js';
 import { createExpressApp } from './rest/app.js';
 import { createHttpServer } from './rest/http-server.js';
 import { limitConnectionsPerAddress } from './rest/connection-limit.js';
@@ -79,12 +80,17 @@ async function assemble(
   server: http.Server,
   listen: () => Promise<void>,
 ): Promise<RunningServer> {
+  // Never blocks on stdout (a stopped reader must not hold requests or shutdown): see log-destination.ts.
+  const logDestination = opts.logger ? undefined : boundedLogDestination(process.stdout);
   const logger =
     opts.logger ??
-    pino({
-      level: config.logLevel,
-      redact: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token'],
-    });
+    pino(
+      {
+        level: config.logLevel,
+        redact: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token'],
+      },
+      logDestination,
+    );
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     schema: config.databaseSchema,
@@ -123,7 +129,11 @@ async function assemble(
     instanceId: crypto.randomUUID(),
   };
   for (const f of features) await f.start?.(services);
-  const api = httpApi(services, features);
+  let draining = false;
+  const api = httpApi(services, features, {
+    logs: logDestination,
+    draining: () => draining,
+  });
 
   const eventLoop = startEventLoopWatchdog(logger, config.eventLoopLogIntervalMs);
   createExpressApp(
@@ -134,7 +144,6 @@ async function assemble(
   );
   server.keepAliveTimeout = 65_000;
   limitConnectionsPerAddress(server, config.maxConnectionsPerAddress);
-  let draining = false;
   const closeInFlight = closeConnectionsWhenDraining(server, () => draining);
   await listen();
   const port = (server.address() as AddressInfo).port;
@@ -160,8 +169,31 @@ async function assemble(
   };
 }
 
+/** Readiness: not while draining, nor while the database does not answer a (cached) `SELECT 1`. */
+function readinessOf(db: Database, draining: () => boolean): Pick<HttpApi, 'readiness' | 'readinessNow'> {
+  const probe = probeDatabase(db);
+  const of = (reachable: boolean): Readiness =>
+    draining()
+      ? { ready: false, reason: 'draining' }
+      : reachable
+        ? { ready: true }
+        : { ready: false, reason: 'database unreachable' };
+  return {
+    readiness() {
+      const known = probe.cached();
+      return known === undefined ? probe.check().then(of) : of(known);
+    },
+    // Before the first probe has answered: the server has just opened the database, so it answered then.
+    readinessNow: () => of(probe.latest() ?? true),
+  };
+}
+
 /** The application as the HTTP layer sees it. */
-function httpApi(services: Services, features: Feature[]): HttpApi {
+function httpApi(
+  services: Services,
+  features: Feature[],
+  extra: { logs?: LogDestination; draining: () => boolean },
+): HttpApi {
   const { auth, db, fhir } = services;
   return {
     config: services.config,
@@ -174,8 +206,10 @@ function httpApi(services: Services, features: Feature[]): HttpApi {
       return {
         database: db.kind,
         ...(fsync ? { fsync: { ...fsync, totalMs: Math.round(fsync.totalMs) } } : {}),
+        ...(extra.logs ? { logs: { dropped: extra.logs.dropped } } : {}),
       };
     },
+    ...readinessOf(db, extra.draining),
     resourceTypes: () => fhir.types(),
     operations: features.flatMap((f) => f.operations ?? []),
     publicJwk: auth.keys.publicJwk,

@@ -20,6 +20,7 @@ export type IssueCode =
   | 'exception'
   | 'timeout'
   | 'throttled'
+  | 'transient'
   | 'informational';
 
 /** One OperationOutcome issue. */
@@ -106,3 +107,60 @@ export const forbidden = (message = 'Forbidden') => new ApiError(403, 'forbidden
 export const notFound = (message = 'Not found') => new ApiError(404, 'not-found', message);
 /** 409 conflict (duplicates). */
 export const conflict = (message: string) => new ApiError(409, 'duplicate', message);
+
+/** Seconds a client is asked to wait (Retry-After) when the database is unreachable. */
+export const DATABASE_RETRY_AFTER_S = 5;
+
+/** 503 transient: the database cannot be reached now; the same request may succeed later (Retry-After). */
+export const databaseUnavailable = () =>
+  new ApiError(503, 'transient', 'The database is unreachable; retry later', {
+    oauthError: 'temporarily_unavailable',
+    headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_S) },
+  });
+
+// What says "the database cannot be reached" in each driver. Socket errors (pg, and the Prisma pg adapter's
+// DatabaseNotReachable/ConnectionClosed/SocketTimeout); SQLSTATE class 08 (connection exception), 57P01-57P03
+// (shutting down, crashed, starting up); Prisma's P1001 (can't reach), P1002 (timed out), P1008 (socket timeout),
+// P1017 (server closed the connection), P2024 (timed out waiting for a pool connection). pg's own connection
+// errors carry no code, only a message.
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+const SQLSTATES = new Set(['57P01', '57P02', '57P03']);
+const PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+const ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout']);
+const PG_MESSAGES =
+  /^(Connection terminated|Connection terminated unexpectedly|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)\b/;
+
+/** True when `err` (or an error it wraps: `cause`, Prisma's `meta.driverAdapterError`, an AggregateError's list)
+ * says the database cannot be reached, from pg or Prisma (with or without its driver adapter). */
+export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== 'object' || depth > 5) return false;
+  const e = err as {
+    code?: unknown;
+    kind?: unknown;
+    message?: unknown;
+    cause?: unknown;
+    errors?: unknown;
+    meta?: { driverAdapterError?: unknown };
+  };
+  if (typeof e.code === 'string') {
+    if (SOCKET_CODES.has(e.code) || SQLSTATES.has(e.code) || PRISMA_CODES.has(e.code)) return true;
+    if (/^08[0-9A-Z]{3}$/.test(e.code)) return true;
+  }
+  if (typeof e.kind === 'string') {
+    if (ADAPTER_KINDS.has(e.kind)) return true;
+  }
+  if (typeof e.message === 'string' && PG_MESSAGES.test(e.message)) return true;
+  if (Array.isArray(e.errors) && e.errors.some((x) => isDatabaseUnavailable(x, depth + 1))) return true;
+  return (
+    isDatabaseUnavailable(e.meta?.driverAdapterError, depth + 1) || isDatabaseUnavailable(e.cause, depth + 1)
+  );
+}

@@ -273,3 +273,68 @@ async function openPostgres(opts: OpenOptions): Promise<Database> {
     },
   };
 }
+
+/** A cheap readiness check of the database (see probeDatabase). */
+export interface DatabaseProbe {
+  /** The last result while it is younger than the cache time; undefined when a probe is due. */
+  cached(): boolean | undefined;
+  /** The cached result, or the result of a new `SELECT 1` (concurrent callers share it). */
+  check(): Promise<boolean>;
+  /** The last result whatever its age (undefined before the first), starting a probe when one is due. */
+  latest(): boolean | undefined;
+}
+
+/** Checks that the database answers `SELECT 1`, for readiness: a result is kept `cacheMs`, callers in the meantime
+ * share the probe in flight, and a probe unanswered after `timeoutMs` counts as unreachable. A probe still
+ * unanswered when the next is due is not repeated (the result is false until it settles): probes never pile up on
+ * a hung database or an exhausted pool. */
+export function probeDatabase(
+  db: Pick<Database, 'sql'>,
+  opts: { cacheMs?: number; timeoutMs?: number } = {},
+): DatabaseProbe {
+  const cacheMs = opts.cacheMs ?? 1_000;
+  const timeoutMs = opts.timeoutMs ?? 2_000;
+  let last: { ok: boolean; at: number } | undefined;
+  let waiting: Promise<boolean> | undefined;
+  let query: Promise<boolean> | undefined;
+  const cached = (): boolean | undefined => (last && Date.now() - last.at < cacheMs ? last.ok : undefined);
+  const probe = async (): Promise<boolean> => {
+    // The statement of an earlier probe is still out: the database is not answering.
+    if (query) return false;
+    const q = db.sql('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+    query = q;
+    void q.then(() => {
+      if (query === q) query = undefined;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      return await Promise.race([q, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  const check = (): Promise<boolean> => {
+    const known = cached();
+    if (known !== undefined) return Promise.resolve(known);
+    waiting ??= probe().then((ok) => {
+      last = { ok, at: Date.now() };
+      waiting = undefined;
+      return ok;
+    });
+    return waiting;
+  };
+  return {
+    cached,
+    check,
+    latest() {
+      if (cached() === undefined) void check();
+      return last?.ok;
+    },
+  };
+}

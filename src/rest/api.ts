@@ -15,6 +15,13 @@ export interface DeclaredOperation {
   documentation?: string;
 }
 
+/** Whether this instance should be sent traffic (/healthz/ready), and why not. */
+export interface Readiness {
+  ready: boolean;
+  /** Why not: the server is shutting down, or the database does not answer. */
+  reason?: 'draining' | 'database unreachable';
+}
+
 export interface HttpApi {
   readonly config: Readonly<Config>;
   readonly logger: Logger;
@@ -28,6 +35,10 @@ export interface HttpApi {
   /** What /healthz reports besides its status and the event loop: the database kind first, then other facts (the
    * embedded database's fsync counters, ...). */
   health(): { database: string; [fact: string]: unknown };
+  /** Readiness (a cached `SELECT 1` and the draining flag): synchronous while the last probe is fresh. */
+  readiness(): Readiness | Promise<Readiness>;
+  /** Readiness from the last probe whatever its age, never waiting (a due probe starts in the background). */
+  readinessNow(): Readiness;
   /** The resource types served (CapabilityStatement). */
   resourceTypes(): string[];
   /** The FHIR operations the features declare (CapabilityStatement). */

@@ -1,10 +1,10 @@
 // The Express application: logging, authentication, GraphQL (yoga), the features' routes and error mapping.
-import express, { type Express, type IRouter, type RequestHandler } from 'express';
+import express, { type Express, type IRouter, type RequestHandler, type Response } from 'express';
 import { requestLogger } from './request-log.js';
 import { mountGraphql } from './graphql-endpoint.js';
 import { FHIR_JSON_TYPES, jsonBodyParser } from './json-body.js';
 import type { EventLoopWatchdog } from './event-loop.js';
-import type { HttpApi } from './api.js';
+import type { HttpApi, Readiness } from './api.js';
 import { authenticate } from './middleware.js';
 import { operationOutcome, sendError, sendFhir } from './outcome.js';
 import { badRequest } from '../core/errors.js';
@@ -19,6 +19,56 @@ export const FHIR_BASE = `/${FHIR_PATH}`;
  * rather than on a mounted router: a mounted router rewrites and re-parses the URL on the way in and out of every
  * request, a measurable share of a fast $expand. */
 export type FeatureRoutes = (r: IRouter, base: string, api: HttpApi, jsonParser: RequestHandler) => void;
+
+const HEALTH_PATHS = new Map<string, 'facts' | 'live' | 'ready'>([
+  ['/healthz', 'facts'],
+  ['/healthz/', 'facts'],
+  ['/healthz/live', 'live'],
+  ['/healthz/ready', 'ready'],
+]);
+
+/** Seconds a load balancer is asked to wait before sending traffic to an instance that is not ready. */
+const NOT_READY_RETRY_AFTER_S = '5';
+
+/** The health endpoints (docs/operations.md, Health and database outages): liveness (the process answers: always 200), readiness (503
+ * while draining or while the database does not answer a cached `SELECT 1`), and /healthz, which stays 200 as
+ * before (liveness) with readiness and the facts in its body, and never waits for the database. */
+function answerHealth(
+  kind: 'facts' | 'live' | 'ready',
+  api: HttpApi,
+  eventLoop: EventLoopWatchdog | undefined,
+  res: Response,
+): void {
+  res.setHeader('Cache-Control', 'no-store');
+  if (kind === 'live') {
+    res.json({ status: 'ok' });
+    return;
+  }
+  if (kind === 'facts') {
+    const { ready, reason } = api.readinessNow();
+    const { database, ...facts } = api.health();
+    res.json({
+      status: ready ? 'ok' : 'degraded',
+      ready,
+      ...(reason ? { reason } : {}),
+      database,
+      ...(eventLoop ? { eventLoop: eventLoop.read() } : {}),
+      ...facts,
+    });
+    return;
+  }
+  const send = ({ ready, reason }: Readiness): void => {
+    if (ready) {
+      res.json({ status: 'ok' });
+      return;
+    }
+    res.setHeader('Retry-After', NOT_READY_RETRY_AFTER_S);
+    res.status(503).json({ status: 'unavailable', reason });
+  };
+  const r = api.readiness();
+  if (r instanceof Promise) void r.then(send);
+  else send(r);
+}
 
 /** Builds the Express app (on `app` when given: the HTTP server may exist before it). */
 export function createExpressApp(
@@ -47,11 +97,14 @@ export function createExpressApp(
     const p = req.path;
     // /graphql and its GraphiQL assets set their own policy (the page needs a looser one).
     if (!p.startsWith('/graphql')) setSecurityHeaders(res);
-    // As the Express route it replaced matched it: /healthz and /healthz/, GET and HEAD, before authentication.
-    if ((p === '/healthz' || p === '/healthz/') && (req.method === 'GET' || req.method === 'HEAD')) {
-      const { database, ...facts } = api.health();
-      res.json({ status: 'ok', database, ...(eventLoop ? { eventLoop: eventLoop.read() } : {}), ...facts });
-      return;
+    // /healthz (and /healthz/, as the Express route it replaced matched), /healthz/live and /healthz/ready, GET and
+    // HEAD, before authentication.
+    if (p.startsWith('/healthz') && (req.method === 'GET' || req.method === 'HEAD')) {
+      const kind = HEALTH_PATHS.get(p);
+      if (kind) {
+        answerHealth(kind, api, eventLoop, res);
+        return;
+      }
     }
     // PostgreSQL text cannot hold NUL (nor may FHIR strings): refused here rather than failing in the database.
     if (req.url.includes('%00')) {

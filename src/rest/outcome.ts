@@ -1,6 +1,6 @@
 // OperationOutcome and OAuth2 error responses, and the mapping from thrown errors to them.
 import type { Request, Response } from 'express';
-import { ApiError, operationOutcome } from '../core/errors.js';
+import { ApiError, databaseUnavailable, isDatabaseUnavailable, operationOutcome } from '../core/errors.js';
 import { yieldIfHeld } from '../core/turns.js';
 import { closeLazy, holdsLazy, LazyJson } from '../fhir/lazy-json.js';
 
@@ -128,8 +128,14 @@ async function* jsonPieces(value: unknown): AsyncGenerator<string> {
 }
 
 /** Maps any error to a response: OperationOutcome (FHIR and auth paths) or OAuth2 error JSON (/oauth2/*). */
-export function sendError(req: Request, res: Response, err: unknown): void {
+export function sendError(req: Request, res: Response, thrown: unknown): void {
   const oauth = req.path.startsWith('/oauth2/');
+  let err = thrown;
+  if (!(err instanceof ApiError) && isDatabaseUnavailable(err)) {
+    // Not the request's fault nor a bug: 503 with Retry-After, so clients and load balancers retry later.
+    req.api?.logger.warn({ reqId: req.id, err: (err as Error).message }, 'database unreachable');
+    err = databaseUnavailable();
+  }
   if (err instanceof ApiError) {
     // e.g. Retry-After on a 429 (RFC 6585 4).
     if (err.headers) for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);

@@ -28,7 +28,8 @@ export function requestLogger(api: HttpApi): (req: Request, res: Response) => vo
     const id = typeof given === 'string' && GIVEN_ID.test(given) ? given : crypto.randomUUID();
     req.id = id;
     res.setHeader('X-Request-Id', id);
-    if (req.url === '/healthz' || !logger.isLevelEnabled('info')) return;
+    // Health probes (load balancers, Kubernetes) come every few seconds: not logged.
+    if (req.url === '/healthz' || req.url.startsWith('/healthz/') || !logger.isLevelEnabled('info')) return;
     const start = process.hrtime.bigint();
     res.once('finish', () => {
       const q = req.originalUrl.indexOf('?');
