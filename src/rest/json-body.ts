@@ -63,6 +63,17 @@ export function checkJsonBytes(buf: Buffer, maxDepth: number): void {
   }
 }
 
+/** The Content-Encodings body-parser undoes (counting the inflated bytes against the limit as it streams). */
+const ENCODINGS = 'gzip, deflate, br or identity';
+
+/** body-parser's refusal of a Content-Encoding it cannot undo, as a 415 naming it and those it can; other errors as
+ * they are. */
+export function encodingError(err: unknown): unknown {
+  if ((err as { type?: unknown } | null)?.type !== 'encoding.unsupported') return err;
+  const encoding = String((err as { encoding?: unknown }).encoding);
+  return new ApiError(415, 'not-supported', `Unsupported Content-Encoding "${encoding}"; use ${ENCODINGS}`);
+}
+
 /** body-parser's error for malformed JSON (a 400 "Malformed JSON in request body: ..."). */
 function parseFailed(err: unknown): Error {
   return new BodyError((err as Error).message, 'entity.parse.failed');
@@ -86,7 +97,7 @@ export function jsonBodyParser(opts: {
     raw(req, res, (err?: unknown) => {
       if (err) {
         release?.();
-        next(err);
+        next(encodingError(err));
         return;
       }
       const buf = req.body as unknown;
