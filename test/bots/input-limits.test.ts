@@ -1,6 +1,6 @@
 // Bot input size: BOT_INPUT_LIMIT counts the bytes after Content-Encoding is undone (a 413 naming it, whichever way
 // the input came), compressed input reaches the bot as sent, an encoding the server cannot undo is a 415, and JSON
-// over 1 MiB (BOT_INPUT_LIMIT raised) is parsed in steps into the same value JSON.parse gives.
+// input is parsed in steps into the same value JSON.parse gives, within JSON_MAX_DEPTH.
 import zlib from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.js';
@@ -97,7 +97,7 @@ describe('compressed bot input', () => {
 });
 
 describe('large JSON input', () => {
-  it('JSON over 1 MiB is parsed in steps into the value JSON.parse gives', async () => {
+  it('2 MB of JSON is parsed (in steps) into the value JSON.parse gives', async () => {
     const json = items(100_000); // about 2.3 MB
     expect(json.length).toBeGreaterThan(1024 * 1024);
     const r = await post(count, zlib.gzipSync(json), {
@@ -109,6 +109,20 @@ describe('large JSON input', () => {
     const bad = await post(count, json.slice(0, -1), { 'content-type': 'application/json' });
     expect(bad.status).toBe(400);
     expect(bad.body.issue?.[0].details.text).toMatch(/^Malformed JSON in request body/);
+  });
+
+  it('JSON nested deeper than JSON_MAX_DEPTH is a 400 naming it', async () => {
+    const r = await post(echo, `${'['.repeat(300)}${']'.repeat(300)}`, {
+      'content-type': 'application/json',
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.issue?.[0].details.text).toBe(
+      'JSON input nested deeper than the limit of 256 (JSON_MAX_DEPTH)',
+    );
+    const ok = await post(echo, `${'['.repeat(200)}${']'.repeat(200)}`, {
+      'content-type': 'application/json',
+    });
+    expect(ok.status, ok.text).toBe(200);
   });
 
   it('the limit holds for the executeBot mutation too', async () => {
