@@ -116,7 +116,7 @@ builder.mutationField('executeBotAsync', (t) =>
       const bots = ctx.services.bots;
       const req = executeRequest(ctx, args);
       const bot = await bots.resolve(caller, req);
-      bots.eventInput(req); // a bad body is refused now, not later in the job
+      await bots.eventInput(req); // a bad body is refused now, not later in the job
       const id = await ctx.services.jobs.enqueue(caller, bot.id, bot.projectId, {
         ...req,
         id: bot.id,

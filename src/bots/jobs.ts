@@ -103,13 +103,8 @@ export class JobRunner {
       });
   }
 
-  /** Stores a job for a request already validated by the caller; returns its id. */
-  async enqueue(caller: Caller, botId: string, projectId: string, req: ExecuteRequest): Promise<string> {
-    const payload: JobRequest = {
-      principal: principalOf(caller),
-      request: req,
-      traceId: caller.request.requestId || crypto.randomUUID(),
-    };
+  /** Throws 429 when `projectId` has its share of jobs queued: checked again before `$execute` reads its body. */
+  async checkQueue(projectId: string): Promise<void> {
     // A queue is rows on disk and a claim scan: one project's flood must not grow them without end. The count and
     // the insert are not atomic, so concurrent requests may pass the cap by a few; it bounds, it does not meter.
     const queued = await this.db.prisma.botJob.count({ where: { projectId, status: 'queued' } });
@@ -121,6 +116,16 @@ export class JobRunner {
           `${this.maxQueuedPerProject}); retry when some have run`,
         { headers: { 'Retry-After': '5' } },
       );
+  }
+
+  /** Stores a job for a request already validated by the caller; returns its id. */
+  async enqueue(caller: Caller, botId: string, projectId: string, req: ExecuteRequest): Promise<string> {
+    const payload: JobRequest = {
+      principal: principalOf(caller),
+      request: req,
+      traceId: caller.request.requestId || crypto.randomUUID(),
+    };
+    await this.checkQueue(projectId);
     const job = await this.db.prisma.botJob.create({
       data: { projectId, botId, status: 'queued', request: payload as object, requester: caller.loginId },
     });

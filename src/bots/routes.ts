@@ -2,13 +2,14 @@
 // $deploy, and the job status endpoint. Each handler translates HTTP into an internal GraphQL operation.
 import express, { type IRouter, type Request, type RequestHandler, type Response } from 'express';
 import { graphql } from '../generated/gql/index.js';
-import { badRequest } from '../core/errors.js';
+import { ApiError, badRequest } from '../core/errors.js';
 import { HL7_V2, mediaType } from '../core/media-type.js';
 import { runOperation } from '../graphql/executor.js';
 import type { DeclaredOperation, HttpApi } from '../rest/api.js';
+import { encodingError } from '../rest/json-body.js';
 import { contextFor } from '../rest/request.js';
 import { asyncHandler, requireAuth } from '../rest/middleware.js';
-import { operationOutcome, sendFhir } from '../rest/outcome.js';
+import { operationOutcome, sendError, sendFhir } from '../rest/outcome.js';
 import { fhirBaseUrl } from '../config.js';
 
 const ExecuteDoc = graphql(`
@@ -100,37 +101,88 @@ function executeVars(req: Request, id: string | undefined) {
   return { id, identifier, contentType, body };
 }
 
+/** The place in the bot budget a `$execute` request took before its body was read (released when it ends). */
+const admitted = new WeakMap<Request, () => void>();
+
+/** A body-parser error as the client should see it: over the limit names the bot setting, an encoding it cannot
+ * undo is a 415 naming the encoding; anything else as it is. */
+function bodyError(err: unknown, max: number, setting: string, what: string): unknown {
+  const type = (err as { type?: unknown } | null)?.type;
+  if (type === 'entity.too.large')
+    return new ApiError(413, 'too-costly', `${what} may be at most ${max} bytes (${setting})`);
+  return encodingError(err);
+}
+
 /** Registers the bot routes under the FHIR base (before the generic FHIR routes). */
 export function botRoutes(r: IRouter, base: string, api: HttpApi, jsonParser: RequestHandler): void {
-  const anyRaw = express.raw({ type: () => true, limit: api.config.bodyLimit });
-  // HL7 v2 messages have their own, smaller limit (413 naming it): the bot's isolate parses the whole message.
-  const hl7Raw = express.raw({ type: () => true, limit: api.config.botHl7MaxBytes });
+  // The body of each class is counted after its Content-Encoding is undone, and cut at its limit while it streams:
+  // bot input BOT_INPUT_LIMIT; HL7 v2 messages their own BOT_HL7_MAX_BYTES (the isolate parses them, not the
+  // event loop).
+  const limits = {
+    input: {
+      max: api.config.botInputLimit,
+      setting: 'BOT_INPUT_LIMIT',
+      what: 'Bot input',
+      read: express.raw({ type: () => true, limit: api.config.botInputLimit }),
+    },
+    hl7: {
+      max: api.config.botHl7MaxBytes,
+      setting: 'BOT_HL7_MAX_BYTES',
+      what: 'An HL7 v2 message',
+      read: express.raw({ type: () => true, limit: api.config.botHl7MaxBytes }),
+    },
+  };
+  /** The caller's budget admits the execution before its body is read: the project's share of running
+   * executions (sync), or of queued jobs (Prefer: respond-async). The place taken, for a sync execution. */
+  const admit = async (req: Request): Promise<(() => void) | undefined> => {
+    const projectId = req.principal?.projectId;
+    if (!projectId) return undefined;
+    const services = contextFor(req).services;
+    if (wantsAsync(req)) {
+      await services.jobs.checkQueue(projectId);
+      return undefined;
+    }
+    return services.bots.admission.admit(projectId);
+  };
+
+  // Refused before the body is read: the rest of it is discarded as it arrives (closing the socket mid-upload
+  // makes clients drop the answer).
+  const refuse = (req: Request, res: Response, err: unknown): void => {
+    req.resume();
+    sendError(req, res, err);
+  };
   const raw: RequestHandler = (req, res, next) => {
-    if (mediaType(req.get('content-type')) !== HL7_V2) return anyRaw(req, res, next);
-    const max = api.config.botHl7MaxBytes;
-    // A declared length over the limit is answered before reading a byte (the body parser would first read it
-    // all); the rest of the body is discarded as it arrives (closing the socket mid-upload makes clients drop the
-    // answer).
-    if (Number(req.get('content-length')) > max) {
-      req.resume();
-      sendFhir(
+    const limit = mediaType(req.get('content-type')) === HL7_V2 ? limits.hl7 : limits.input;
+    // A declared length over the limit is answered before reading a byte (the body parser would first read it).
+    if (Number(req.get('content-length')) > limit.max) {
+      refuse(
+        req,
         res,
-        413,
-        operationOutcome(
-          'error',
-          'too-costly',
-          `An HL7 v2 message may be at most ${max} bytes (BOT_HL7_MAX_BYTES)`,
-        ),
+        new ApiError(413, 'too-costly', `${limit.what} may be at most ${limit.max} bytes (${limit.setting})`),
       );
       return;
     }
-    hl7Raw(req, res, next);
+    admit(req).then(
+      (release) => {
+        if (release) {
+          admitted.set(req, release);
+          res.once('close', release);
+        }
+        limit.read(req, res, (err?: unknown) => {
+          if (err) next(bodyError(err, limit.max, limit.setting, limit.what));
+          else next();
+        });
+      },
+      (err: unknown) => refuse(req, res, err),
+    );
   };
 
   const execute = asyncHandler(async (req, res) => {
     const id = req.params.id === undefined ? undefined : String(req.params.id);
     const vars = executeVars(req, id);
     const ctx = contextFor(req);
+    const place = admitted.get(req);
+    if (place) ctx.services.bots.admission.handOver(ctx.request, place);
     if (wantsAsync(req)) {
       const data = await runOperation(ExecuteAsyncDoc, vars, ctx);
       const jobId = data.executeBotAsync.id;

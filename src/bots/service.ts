@@ -8,6 +8,7 @@ import { ApiError, badRequest, notFound, operationOutcome } from '../core/errors
 import type { Caller, Principal } from '../core/caller.js';
 import { parseIdentifierToken } from '../fhir/types.js';
 import { HL7_V2 } from '../core/media-type.js';
+import { InputAdmission } from './admission.js';
 import { BotCache, SECRETS_CHANGED } from './cache.js';
 import { ExecutionRecorder, truncateLog } from './executions.js';
 import { createSandbox } from './engine.js';
@@ -102,6 +103,8 @@ export class BotService {
   readonly cache: BotCache;
   readonly store: BotStore;
   readonly recorder: ExecutionRecorder;
+  /** Admits `$execute` requests before their body is read (routes.ts). */
+  readonly admission: InputAdmission;
   private sandbox: BotSandbox | undefined;
 
   constructor(
@@ -112,6 +115,10 @@ export class BotService {
     this.cache = new BotCache(db);
     this.store = new BotStore(db, this.cache);
     this.recorder = new ExecutionRecorder(db, logger);
+    this.admission = new InputAdmission(
+      { project: config.botProjectMaxConcurrent, server: config.botMaxConcurrent },
+      (projectId) => this.sandbox?.running(projectId) ?? 0,
+    );
   }
 
   /** Subscribes to invalidations and builds the sandbox. */
@@ -144,18 +151,26 @@ export class BotService {
     return bot;
   }
 
-  /** Parses a request's input (throws 400/415) for a bot (checked first so 404 wins over a bad body). */
-  eventInput(req: ExecuteRequest): unknown {
+  /** Parses a request's input (throws 400/413/415) for a bot (checked first so 404 wins over a bad body). The size
+   * limits hold for every way in: `$execute` (whose body parser cut it already), GraphQL, a bot's executeBot. */
+  async eventInput(req: ExecuteRequest): Promise<unknown> {
     if (req.query) return req.query;
-    const max = this.config.botHl7MaxBytes;
-    if (req.contentType === HL7_V2 && Buffer.byteLength(req.body ?? '') > max)
+    const body = req.body ?? '';
+    const hl7 = req.contentType === HL7_V2;
+    const [max, setting] = hl7
+      ? [this.config.botHl7MaxBytes, 'BOT_HL7_MAX_BYTES']
+      : [this.config.botInputLimit, 'BOT_INPUT_LIMIT'];
+    // A string's UTF-8 length is at least its length and at most three times it: measured only when it matters.
+    if (body.length > max || (body.length * 3 > max && Buffer.byteLength(body) > max))
       throw new ApiError(
         413,
         'too-costly',
-        `An HL7 v2 message may be at most ${max} bytes (BOT_HL7_MAX_BYTES)`,
+        hl7
+          ? `An HL7 v2 message may be at most ${max} bytes (${setting})`
+          : `Bot input may be at most ${max} bytes (${setting})`,
       );
-    const input = parseInput(req.contentType, req.body ?? '');
-    return req.contentType === HL7_V2 ? { hl7: input } : input;
+    const input = await parseInput(req.contentType, body, this.config.jsonMaxDepth);
+    return hl7 ? { hl7: input } : input;
   }
 
   /** Runs a bot for the caller (its `medplum` calls through `host`) and records the execution. */
@@ -166,7 +181,7 @@ export class BotService {
     traceId?: string,
   ): Promise<BotResult> {
     const bot = await this.resolve(caller, req);
-    const input = this.eventInput(req);
+    const input = await this.eventInput(req);
     if (!bot.compiledCode) throw badRequest(`Bot/${bot.id} has no code: deploy it with $deploy first`);
     if (!this.sandbox) throw new ApiError(503, 'exception', 'The bot sandbox is not running');
     // Breadth as well as depth: one request (with every bot it calls) runs a bounded number of executions.
@@ -181,6 +196,9 @@ export class BotService {
     const secrets = await this.cache.projectSecrets(bot.projectId);
     const requester = requesterOf(caller);
     const startedAt = new Date();
+    // The request's place in the budget, taken before its body was read, passes to the execution: the sandbox
+    // admits it synchronously, before anything else can run.
+    this.admission.takeOver(caller.request);
     const result = await this.sandbox.execute({
       projectId: bot.projectId,
       botId: bot.id,

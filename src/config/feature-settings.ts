@@ -1,6 +1,6 @@
 // The settings of the capabilities, part of the one settings table (settings.ts): terminology, bots and GraphQL,
 // mostly what one request or one project may cost. The same shape as there: a new setting is one entry.
-import { bool, int, size, type Env, type Topic } from './readers.js';
+import { bool, byteSize, int, size, type Env, type Topic } from './readers.js';
 
 /** The terminology, bots and GraphQL sections of the table. */
 export const FEATURE_TOPICS = [
@@ -142,6 +142,14 @@ export const FEATURE_TOPICS = [
         key: 'botProjectMemoryMb',
         read: int(1024),
         doc: 'the same, per project (over it: 429); at least the largest `memoryLimit` (1024)',
+      },
+      {
+        env: 'BOT_INPUT_LIMIT',
+        key: 'botInputLimit',
+        read: byteSize('1mb'),
+        doc:
+          'largest bot input (`$execute` body, `executeBot` body), counted after `Content-Encoding` is undone ' +
+          '(over it: 413 `too-costly` naming the limit; a larger declared `Content-Length`: before the body is read)',
       },
       {
         env: 'BOT_HL7_MAX_BYTES',

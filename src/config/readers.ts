@@ -142,6 +142,17 @@ export function optionalText(type = 'string'): Reader<string | undefined> {
   return { type, defaultText: '(unset)', default: () => undefined, parse: (raw) => raw };
 }
 
+/** A size in bytes: a number of bytes, or with a unit as body-parser reads it (`1mb`, `64kb`: 1024-based). */
+export function byteSize(def: string): Reader<number> {
+  const parse = (raw: string, name: string): number => {
+    const m = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(raw);
+    if (!m) throw new ConfigError(`${name} must be a size such as 1048576, 512kb or 1mb, got "${raw}"`);
+    const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(m[2] ?? 'b').toLowerCase() as 'b'];
+    return Math.floor(Number(m[1]) * unit);
+  };
+  return { type: 'size', defaultText: code(def), default: () => parse(def, 'default'), parse };
+}
+
 /** A body size as body-parser reads it (`50mb`, `64kb`, or bytes); an empty variable is the empty string. */
 export function size(def: string): Reader<string> {
   return { type: 'size', defaultText: code(def), default: () => def, parse: (raw) => raw, keepsEmpty: true };

@@ -2,12 +2,12 @@
 // reached recursive code and answered 500) and the NUL character `\u0000` (PostgreSQL text cannot hold it, so a
 // NUL reached the database and answered 500; FHIR strings do not allow it either). Both are 400s naming the rule.
 // A body over LARGE_BODY_BYTES is a large request (docs/operations.md, Large requests): it takes a slot of the large
-// request budget before it is read (429 when none is free), and is parsed in steps (json-in-steps.ts) instead of
-// in one JSON.parse that held the event loop (0.4 s for 45 MB).
+// request budget before it is read (429 when none is free), and is parsed in steps (core/json-in-steps.ts) instead
+// of in one JSON.parse that held the event loop (0.4 s for 45 MB).
 import express, { type Request, type RequestHandler } from 'express';
 import { ApiError } from '../core/errors.js';
 import { LARGE_BODY_BYTES } from '../fhir/large-requests.js';
-import { JsonStepsSyntaxError, parseJsonInSteps } from './json-in-steps.js';
+import { JsonStepsSyntaxError, parseJsonInSteps } from '../core/json-in-steps.js';
 
 /** An error body-parser passes on with its status; sendError turns it into an OperationOutcome / OAuth2 error. */
 class BodyError extends Error {
@@ -63,6 +63,17 @@ export function checkJsonBytes(buf: Buffer, maxDepth: number): void {
   }
 }
 
+/** The Content-Encodings body-parser undoes (counting the inflated bytes against the limit as it streams). */
+const ENCODINGS = 'gzip, deflate, br or identity';
+
+/** body-parser's refusal of a Content-Encoding it cannot undo, as a 415 naming it and those it can; other errors as
+ * they are. */
+export function encodingError(err: unknown): unknown {
+  if ((err as { type?: unknown } | null)?.type !== 'encoding.unsupported') return err;
+  const encoding = String((err as { encoding?: unknown }).encoding);
+  return new ApiError(415, 'not-supported', `Unsupported Content-Encoding "${encoding}"; use ${ENCODINGS}`);
+}
+
 /** body-parser's error for malformed JSON (a 400 "Malformed JSON in request body: ..."). */
 function parseFailed(err: unknown): Error {
   return new BodyError((err as Error).message, 'entity.parse.failed');
@@ -86,7 +97,7 @@ export function jsonBodyParser(opts: {
     raw(req, res, (err?: unknown) => {
       if (err) {
         release?.();
-        next(err);
+        next(encodingError(err));
         return;
       }
       const buf = req.body as unknown;

@@ -56,6 +56,11 @@ export class BudgetTracker {
     return undefined;
   }
 
+  /** Executions running for `project`. */
+  runningIn(project: string): number {
+    return this.projectRunning.get(project) ?? 0;
+  }
+
   /** An admitted execution starts. */
   begin(project: string): void {
     this.running++;

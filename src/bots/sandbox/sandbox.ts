@@ -86,6 +86,11 @@ export class BotSandbox {
     return { isolates: this.pool.size, executions: this.budget.running, reservedMb: this.budget.reservedMb };
   }
 
+  /** Executions running now: for one project, or (no argument) for all. */
+  running(projectId?: string): number {
+    return projectId === undefined ? this.budget.running : this.budget.runningIn(projectId);
+  }
+
   /** Runs one execution: admitted by the budget, in its bot's isolate, answered by the deadline at the latest. */
   async execute(req: ExecuteRequest): Promise<ExecutionResult> {
     const started = performance.now();

@@ -2,7 +2,7 @@
 // generated documents with tiny slice sizes, so that every container is built element by element at some depth.
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { parseJsonInSteps, JsonStepsSyntaxError } from '../../src/rest/json-in-steps.js';
+import { parseJsonInSteps, JsonStepsSyntaxError } from '../../src/core/json-in-steps.js';
 
 const limits = { tooDeep: () => new Error('too deep'), nul: () => new Error('nul') };
 const tiny = { batch: 7, promote: 11, scanStep: 5 };

@@ -1,10 +1,10 @@
-// JSON.parse of a big request body without holding the event loop: a 45 MB CodeSystem took ~0.4 s in JSON.parse
-// alone, plus the byte checks, in one synchronous stretch. Here one pass over the bytes (in slices, the event loop
-// getting turns in between) finds the structure of the containers too big to parse at once, builds those itself,
-// and hands everything else to JSON.parse in slices of a few hundred kB: the values (strings, numbers, small
-// objects) are JSON.parse's own, so the result is the one JSON.parse would give (own `__proto__` keys included,
-// duplicate keys: the last one wins). The same pass makes checkJsonBytes's checks (nesting depth, `\u0000`).
-import { yieldIfHeld } from '../core/turns.js';
+// JSON.parse of a big body (a FHIR request, a bot's input) without holding the event loop: a 45 MB CodeSystem took
+// ~0.4 s in JSON.parse alone, plus the byte checks, in one synchronous stretch. Here one pass over the bytes (in
+// slices, the event loop getting turns in between) finds the structure of the containers too big to parse at once,
+// builds those itself, and hands everything else to JSON.parse in slices of a few hundred kB: the values (strings,
+// numbers, small objects) are JSON.parse's own, so the result is the one JSON.parse would give (own `__proto__` keys
+// included, duplicate keys: the last one wins). The same pass makes checkJsonBytes's checks (nesting depth, `\u0000`).
+import { yieldIfHeld } from './turns.js';
 
 /** A JSON syntax error (body-parser's `entity.parse.failed`: a 400 naming it). */
 export class JsonStepsSyntaxError extends SyntaxError {}
@@ -64,11 +64,12 @@ function setKey(obj: Record<string, unknown>, key: string, value: unknown): void
 }
 
 /** Parses JSON text in `buf` (UTF-8) like JSON.parse, giving the event loop turns; throws JsonStepsSyntaxError, or
- * a DepthError/NulError (400s naming the rule) found by the same checks as checkJsonBytes. */
+ * a DepthError/NulError (400s naming the rule) found by the same checks as checkJsonBytes (`\u0000` only when
+ * `onLimit.nul` is given: a bot's input may hold it). */
 export async function parseJsonInSteps(
   buf: Buffer,
   maxDepth: number,
-  onLimit: { tooDeep(): Error; nul(): Error },
+  onLimit: { tooDeep(): Error; nul?(): Error },
   sizes: StepSizes = DEFAULT_SIZES,
 ): Promise<unknown> {
   let start = 0;
@@ -160,7 +161,8 @@ export async function parseJsonInSteps(
   let top = open(start, 1);
   let depth = 1;
   let inString = false;
-  const mayHaveNul = buf.indexOf(NUL_ESCAPE) !== -1;
+  const nul = onLimit.nul;
+  const mayHaveNul = nul !== undefined && buf.indexOf(NUL_ESCAPE) !== -1;
   let promoteAt = Infinity;
   let nextTurn = sizes.scanStep;
   let i = start + 1;
@@ -173,8 +175,8 @@ export async function parseJsonInSteps(
     const c = buf[i];
     if (inString) {
       if (c === BACKSLASH) {
-        if (mayHaveNul && buf[i + 1] === 0x75 && buf.compare(NUL_ESCAPE, 0, 5, i + 1, i + 6) === 0)
-          throw onLimit.nul();
+        if (mayHaveNul && nul && buf[i + 1] === 0x75 && buf.compare(NUL_ESCAPE, 0, 5, i + 1, i + 6) === 0)
+          throw nul();
         i++;
       } else if (c === QUOTE) inString = false;
       continue;
