@@ -50,6 +50,12 @@ for (const name of [...seen].sort()) {
       );
 }
 
+// The schema's complex types name their properties but not their type, and JSON Schema applies `properties` to
+// objects only: `concept.property: [null]` passed and reached the database (500). A complex type is an object.
+// (FHIR's null placeholders in primitive extension arrays, `_given: [null, {...}]`, are refused with it.)
+for (const def of Object.values(definitions))
+  if (def.properties && def.type === undefined) def.type = 'object';
+
 // This server's one element beyond Medplum's Bot: the isolate's heap limit in MB (docs/bots.md); its range is
 // checked by the bot store.
 definitions.Bot.properties.memoryLimit = { type: 'number' };

@@ -170,6 +170,14 @@ describe("resources that do not match FHIR R4's definition of their type", () =>
     await expectNothingWritten('CodeSystem', 'http://example.org/shape/cs');
   });
 
+  it('null in an array of elements (a nested concept property): 400 naming it', async () => {
+    const r = await post(
+      'CodeSystem',
+      cs({ concept: [{ code: 'a', concept: [{ code: 'b', property: [null] }] }] }),
+    );
+    expectOutcome(r, /CodeSystem\.concept\[0\]\.concept\[0\]\.property\[0\]/);
+  });
+
   it('an element R4 does not define: 400 naming it', async () => {
     const r = await post('CodeSystem', cs({ concept: [{ code: 'a', colour: 'red' }] }));
     expectOutcome(r, /CodeSystem\.concept\[0\]\.colour/);
