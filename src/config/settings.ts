@@ -294,6 +294,14 @@ export const TOPICS = [
         doc: 'largest `/auth/*` JSON body (sign-in, revoke; `/auth/login` takes anonymous requests); 413 above it',
       },
       {
+        env: 'RESOURCE_MAX_CHARS',
+        key: 'resourceMaxChars',
+        read: int(4 * 1024 * 1024),
+        doc:
+          "longest stored resource, in characters of JSON, without a CodeSystem's concepts (rows of their own): every " +
+          'read of it is parsed and serialised whole; over it a write gets 422',
+      },
+      {
         env: 'JSON_MAX_DEPTH',
         key: 'jsonMaxDepth',
         read: int(256),

@@ -95,9 +95,9 @@ builder.mutationField('createResource', (t) =>
     resolve: async (_r, args, ctx) => {
       const caller = requireCaller(ctx);
       const store = ctx.services.fhir.get(args.resourceType);
-      return store.create(caller, await validateResourceBody(args.resource, args.resourceType), {
-        stream: streamingAllowed(ctx),
-      });
+      const limit = ctx.services.config.resourceMaxChars;
+      const resource = await validateResourceBody(args.resource, args.resourceType, undefined, limit);
+      return store.create(caller, resource, { stream: streamingAllowed(ctx) });
     },
   }),
 );
@@ -113,7 +113,12 @@ builder.mutationField('updateResource', (t) =>
     resolve: async (_r, args, ctx) => {
       const caller = requireCaller(ctx);
       const store = ctx.services.fhir.get(args.resourceType);
-      const resource = await validateResourceBody(args.resource, args.resourceType, args.id);
+      const resource = await validateResourceBody(
+        args.resource,
+        args.resourceType,
+        args.id,
+        ctx.services.config.resourceMaxChars,
+      );
       return store.update(caller, args.id, resource, {
         stream: streamingAllowed(ctx),
       });

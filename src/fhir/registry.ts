@@ -44,6 +44,7 @@ export async function validateResourceBody(
   body: unknown,
   resourceType: string,
   id?: string,
+  maxChars?: number,
 ): Promise<FhirResource> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw badRequest('Request body must be a FHIR resource (a JSON object)');
@@ -57,7 +58,7 @@ export async function validateResourceBody(
     if (r.id !== undefined && r.id !== id)
       throw badRequest(`Resource id ${String(r.id)} does not match the URL id ${id}`, ['id']);
   }
-  await checkResourceStrings(r, resourceType);
+  await checkResourceStrings(r, resourceType, maxChars);
   await checkAgainstDefinition(r, resourceType);
   return r;
 }

@@ -3,7 +3,7 @@
 // 500), no NUL (text cannot hold it), at most FHIR's 1 MB per string; and the elements the database indexes
 // (url, identifier.system and .value) at most INDEXED_MAX_BYTES, as a btree row cannot hold more (a 5,000-character
 // url answered 500). Each is a 400 naming the element. The walk gives the event loop turns on big resources.
-import { badRequest } from '../core/errors.js';
+import { ApiError, badRequest } from '../core/errors.js';
 import { yieldIfHeld } from '../core/turns.js';
 
 /** FHIR R4 (datatypes, string): strings SHALL NOT exceed 1 MB. Counted in UTF-16 units, a bound of the bytes. */
@@ -22,6 +22,8 @@ interface Frame {
   keys: string[] | null;
   values: unknown[];
   i: number;
+  /** Whether its values count towards the resource's size (a CodeSystem's concepts do not). */
+  counted: boolean;
 }
 
 /** String.prototype.isWellFormed: in every supported Node (20+), not yet in the TypeScript lib this project targets. */
@@ -51,10 +53,20 @@ function indexed(path: string, type: string): boolean {
   return path === `${type}.url` || /^[A-Za-z]+\.identifier\[\d+\]\.(system|value)$/.test(path);
 }
 
-/** 400 naming the element when a string of `resource` cannot be stored (see the file comment). */
-export async function checkResourceStrings(resource: Record<string, unknown>, type: string): Promise<void> {
-  const stack: Frame[] = [{ path: type, keys: Object.keys(resource), values: Object.values(resource), i: 0 }];
+/** 400 naming the element when a string of `resource` cannot be stored (see the file comment); 422 when the
+ * resource, without a CodeSystem's concepts (stored as rows, bounded by BODY_LIMIT and the large-request budget), is
+ * longer than `maxChars` characters of JSON: every read of it is parsed and serialised whole. */
+export async function checkResourceStrings(
+  resource: Record<string, unknown>,
+  type: string,
+  maxChars = Number.POSITIVE_INFINITY,
+): Promise<void> {
+  const stack: Frame[] = [
+    { path: type, keys: Object.keys(resource), values: Object.values(resource), i: 0, counted: true },
+  ];
   let walked = 0;
+  let chars = 2;
+  const conceptsPath = type === 'CodeSystem' ? 'CodeSystem.concept' : '';
   while (stack.length > 0) {
     if (++walked % STEP === 0) {
       const t = yieldIfHeld();
@@ -73,14 +85,31 @@ export async function checkResourceStrings(resource: Record<string, unknown>, ty
     }
     const path = key !== undefined ? `${top.path}.${key}` : `${top.path}[${k}]`;
     const v = top.values[k];
+    const counted = top.counted && path !== conceptsPath;
+    if (counted) {
+      // Roughly the JSON text: the key and its quotes and colon, a comma, the value (strings with their quotes).
+      chars += (key === undefined ? 1 : key.length + 4) + (typeof v === 'string' ? v.length + 2 : 2);
+      if (chars > maxChars) throw tooLarge(type, maxChars);
+    }
     if (typeof v === 'string') {
       const problem = stringProblem(v);
       if (problem) throw badRequest(`${path} ${problem}`, [path]);
       if (overIndexLimit(v) && indexed(path, type)) throw badRequest(indexLimitMessage(path), [path]);
     } else if (Array.isArray(v)) {
-      stack.push({ path, keys: null, values: v, i: 0 });
+      stack.push({ path, keys: null, values: v, i: 0, counted });
     } else if (v !== null && typeof v === 'object') {
-      stack.push({ path, keys: Object.keys(v), values: Object.values(v), i: 0 });
+      stack.push({ path, keys: Object.keys(v), values: Object.values(v), i: 0, counted });
     }
   }
+}
+
+/** The 422 for a resource over RESOURCE_MAX_CHARS. */
+function tooLarge(type: string, maxChars: number): ApiError {
+  return new ApiError(
+    422,
+    'too-costly',
+    `The ${type} is longer than ${maxChars} characters of JSON${type === 'CodeSystem' ? ' without its concepts' : ''} ` +
+      `(RESOURCE_MAX_CHARS): every read of it is parsed and serialised whole`,
+    { expression: [type] },
+  );
 }

@@ -5,7 +5,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/server.js';
 import { expectContained, underAttack, useAttackTarget } from './harness.js';
 
-const target = useAttackTarget({ EXPAND_MAX_UNPAGED: '100' }, { signIn: true });
+// RESOURCE_MAX_CHARS raised: the 400,000-entry value sets below would meet it before VALUESET_MAX_ENTRIES, which
+// is what they are about (test/attacks/stored-documents.test.ts has the other).
+const target = useAttackTarget(
+  { EXPAND_MAX_UNPAGED: '100', RESOURCE_MAX_CHARS: '200000000' },
+  { signIn: true },
+);
 
 const REGEX_BAD = 'http://hl7.org/fhir/test/CodeSystem/regex-bad';
 const LONG = 'http://example.org/attack/long-displays';

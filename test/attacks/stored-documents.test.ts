@@ -1,0 +1,48 @@
+// A stored document too big to read (issue 23, reproduction 2): a member wrote a ValueSet of 1.45 M
+// compose.include entries (48 MB) and got 201; every GET of it then held the event loop 1.6-1.9 s, and two clients
+// reading it in a loop made another project's /auth/me take seconds. A written resource (without a CodeSystem's
+// concepts, which are rows of their own) is now bounded by RESOURCE_MAX_CHARS: 422 naming it, nothing stored.
+import { describe, expect, it } from 'vitest';
+import { call } from '../helpers/server.js';
+import { expectContained, underAttack, useAttackTarget } from './harness.js';
+
+const target = useAttackTarget({}, { signIn: true });
+const URL = 'http://example.org/attack/wide-compose';
+
+describe('a stored document too big to read', () => {
+  it('a ValueSet of 300,000 compose.include entries (10 MB): 422 naming RESOURCE_MAX_CHARS, nothing stored', async () => {
+    const include = Array.from({ length: 300_000 }, (_, i) => `{"system":"http://example.org/cs/${i}"}`);
+    const body = `{"resourceType":"ValueSet","url":"${URL}","status":"active","compose":{"include":[${include.join(',')}]}}`;
+    const o = await underAttack(target, (signal) =>
+      fetch(`${target.base}fhir/R4/ValueSet`, {
+        method: 'POST',
+        signal,
+        headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/fhir+json' },
+        body,
+      }),
+    );
+    expectContained(o, { status: 422 });
+    const issue = JSON.parse(o.body).issue[0];
+    expect(issue.code).toBe('too-costly');
+    expect(issue.details.text).toContain('RESOURCE_MAX_CHARS');
+    const search = await call(target.base, 'GET', `fhir/R4/ValueSet?url=${URL}`, { token: target.token });
+    expect(search.body.total).toBe(0);
+  });
+
+  it('a CodeSystem is measured without its concepts: 30,000 of them are stored', async () => {
+    const r = await call(target.base, 'POST', 'fhir/R4/CodeSystem', {
+      token: target.token,
+      body: {
+        resourceType: 'CodeSystem',
+        url: 'http://example.org/attack/many-concepts',
+        status: 'active',
+        content: 'complete',
+        concept: Array.from({ length: 30_000 }, (_, i) => ({
+          code: `c${i}`,
+          display: `Concept ${i} ${'x'.repeat(150)}`,
+        })),
+      },
+    });
+    expect(r.status, r.text.slice(0, 300)).toBe(201);
+  });
+});
