@@ -4,6 +4,7 @@
 // holds a place in the same concurrency budget as running executions until its execution takes it over (the sandbox
 // admits it in the same synchronous stretch, so no other request can take the place in between) or it ends.
 import { ApiError } from '../core/errors.js';
+import { ProjectCounts } from '../core/project-counts.js';
 
 /** Seconds a refused request is told to wait (as for a refused execution: executions are short). */
 const RETRY_AFTER_SEC = 1;
@@ -18,8 +19,7 @@ export interface AdmissionLimits {
 
 /** Counts the requests admitted and not yet executing, on top of the executions running. */
 export class InputAdmission {
-  private readonly byProject = new Map<string, number>();
-  private total = 0;
+  private readonly admitted = new ProjectCounts();
   /** The place of an admitted request, by the request facts its GraphQL context carries (see handOver). */
   private readonly handedOver = new WeakMap<object, () => void>();
 
@@ -32,7 +32,7 @@ export class InputAdmission {
   /** Admits one request of `projectId` or throws 429 (the project's share spent) / 503 (the server's); returns
    * the release of its place (idempotent). */
   admit(projectId: string): () => void {
-    const mine = this.running(projectId) + (this.byProject.get(projectId) ?? 0);
+    const mine = this.running(projectId) + this.admitted.of(projectId);
     const retry = { headers: { 'Retry-After': String(RETRY_AFTER_SEC) } };
     if (mine >= this.limits.project)
       throw new ApiError(
@@ -42,7 +42,7 @@ export class InputAdmission {
           '(BOT_PROJECT_MAX_CONCURRENT); retry shortly',
         retry,
       );
-    if (this.running() + this.total >= this.limits.server)
+    if (this.running() + this.admitted.total >= this.limits.server)
       throw new ApiError(
         503,
         'throttled',
@@ -50,17 +50,7 @@ export class InputAdmission {
           '(BOT_MAX_CONCURRENT); retry shortly',
         retry,
       );
-    this.byProject.set(projectId, (this.byProject.get(projectId) ?? 0) + 1);
-    this.total++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.total--;
-      const left = (this.byProject.get(projectId) ?? 1) - 1;
-      if (left > 0) this.byProject.set(projectId, left);
-      else this.byProject.delete(projectId);
-    };
+    return this.admitted.take(projectId);
   }
 
   /** Hands an admitted place to the execution of the operation whose context carries `request`. */

@@ -3,6 +3,7 @@
 // reads run in one snapshot) or a long stream of statements; beyond the budget the answer is 429 with Retry-After,
 // and only the project that spent its share waits.
 import { ApiError } from '../core/errors.js';
+import { ProjectCounts } from '../core/project-counts.js';
 
 /** A JSON body larger than this (bytes) is a large request. */
 export const LARGE_BODY_BYTES = 1024 * 1024;
@@ -17,16 +18,15 @@ export interface LargeRequestLimits {
 
 /** Counts the large requests in progress. */
 export class LargeRequests {
-  private total = 0;
-  private byProject = new Map<string, number>();
+  private readonly held = new ProjectCounts();
 
   constructor(private readonly limits: LargeRequestLimits) {}
 
   /** Takes a slot for `projectId` (anonymous requests share one key) or throws 429; returns its release. */
   acquire(projectId: string | null, what: string): () => void {
     const key = projectId ?? '';
-    const mine = this.byProject.get(key) ?? 0;
-    if (mine >= this.limits.perProject || this.total >= this.limits.max) {
+    const mine = this.held.of(key);
+    if (mine >= this.limits.perProject || this.held.total >= this.limits.max) {
       const setting =
         mine >= this.limits.perProject
           ? `LARGE_REQUESTS_PER_PROJECT=${this.limits.perProject}`
@@ -38,21 +38,11 @@ export class LargeRequests {
         { headers: { 'Retry-After': String(RETRY_AFTER_SEC) } },
       );
     }
-    this.byProject.set(key, mine + 1);
-    this.total++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.total--;
-      const n = (this.byProject.get(key) ?? 1) - 1;
-      if (n > 0) this.byProject.set(key, n);
-      else this.byProject.delete(key);
-    };
+    return this.held.take(key);
   }
 
   /** Large requests in progress (for /healthz). */
   inProgress(): number {
-    return this.total;
+    return this.held.total;
   }
 }
