@@ -21,15 +21,17 @@ export interface StepSizes {
 
 const DEFAULT_SIZES: StepSizes = { batch: 256 * 1024, promote: 256 * 1024, scanStep: 64 * 1024 };
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
+// The bytes of JSON's structure (also read by the depth and NUL check of whole bodies, rest/json-body.ts).
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const OPEN_BRACE = 0x7b;
+export const OPEN_BRACKET = 0x5b;
+export const CLOSE_BRACE = 0x7d;
+export const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
-const NUL_ESCAPE = Buffer.from('u0000');
+/** `\u0000` without its backslash, as it appears after one in JSON text. */
+export const NUL_ESCAPE = Buffer.from('u0000');
 
 /** A container being built element by element. */
 interface Frame {

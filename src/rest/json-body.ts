@@ -7,7 +7,17 @@
 import express, { type Request, type RequestHandler } from 'express';
 import { ApiError } from '../core/errors.js';
 import { LARGE_BODY_BYTES } from '../fhir/large-requests.js';
-import { JsonStepsSyntaxError, parseJsonInSteps } from '../core/json-in-steps.js';
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  JsonStepsSyntaxError,
+  NUL_ESCAPE,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  parseJsonInSteps,
+} from '../core/json-in-steps.js';
 
 /** An error body-parser passes on with its status; sendError turns it into an OperationOutcome / OAuth2 error. */
 class BodyError extends Error {
@@ -20,14 +30,6 @@ class BodyError extends Error {
     super(message);
   }
 }
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
-const NUL_ESCAPE = Buffer.from('u0000');
 
 const tooDeep = (maxDepth: number) =>
   new BodyError(`JSON body nested deeper than the limit of ${maxDepth} (JSON_MAX_DEPTH)`, 'entity.too.deep');
