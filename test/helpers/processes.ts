@@ -62,6 +62,37 @@ export function serverEntryArgs(): string[] {
   return entryArgs('main');
 }
 
+/** The environment of a server process on `port`: the test accounts, quiet logs, the test hash cost, PostgreSQL
+ * (`databaseUrl`, `schema`) or the embedded database in `dataDir`; `env` on top. */
+export function serverProcessEnv(opts: {
+  port: number;
+  databaseUrl?: string;
+  schema?: string;
+  dataDir?: string;
+  env?: Record<string, string>;
+}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'test',
+    PORT: String(opts.port),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://127.0.0.1:${opts.port}/`,
+    ...(opts.databaseUrl
+      ? { DATABASE_URL: opts.databaseUrl, DATABASE_SCHEMA: opts.schema }
+      : { DATA_DIR: opts.dataDir }),
+    ADMIN_EMAIL,
+    ADMIN_PASSWORD,
+    CLIENT_ID,
+    CLIENT_SECRET,
+    LOAD_CORE_TERMINOLOGY: 'false',
+    LOG_LEVEL: 'warn',
+    // The test cost (see setup.ts): child processes get a clean environment.
+    ...(process.env.PASSWORD_HASH_COST ? { PASSWORD_HASH_COST: process.env.PASSWORD_HASH_COST } : {}),
+    ...opts.env,
+  };
+}
+
 /** Spawns the server (see serverEntryArgs) on a free port and waits until GET /healthz answers 200. Without
  * `databaseUrl` it runs on the embedded database in `dataDir` (default: a new temporary directory). */
 export async function startServerProcess(opts: {
@@ -75,26 +106,13 @@ export async function startServerProcess(opts: {
   const tempDir =
     !opts.databaseUrl && !opts.dataDir ? fs.mkdtempSync(path.join(os.tmpdir(), 'fhir-proc-')) : undefined;
   const dataDir = opts.dataDir ?? tempDir;
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    NODE_ENV: 'test',
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    BASE_URL: `http://127.0.0.1:${port}/`,
-    ...(opts.databaseUrl
-      ? { DATABASE_URL: opts.databaseUrl, DATABASE_SCHEMA: opts.schema }
-      : { DATA_DIR: dataDir }),
-    ADMIN_EMAIL,
-    ADMIN_PASSWORD,
-    CLIENT_ID,
-    CLIENT_SECRET,
-    LOAD_CORE_TERMINOLOGY: 'false',
-    LOG_LEVEL: 'warn',
-    // The test cost (see setup.ts): child processes get a clean environment.
-    ...(process.env.PASSWORD_HASH_COST ? { PASSWORD_HASH_COST: process.env.PASSWORD_HASH_COST } : {}),
-    ...opts.env,
-  };
+  const env = serverProcessEnv({
+    port,
+    databaseUrl: opts.databaseUrl,
+    schema: opts.schema,
+    dataDir,
+    env: opts.env,
+  });
   const child = spawn(process.execPath, serverEntryArgs(), {
     cwd: ROOT,
     env,

@@ -7,16 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, serverEntryArgs } from '../helpers/processes.js';
-import {
-  ADMIN_EMAIL,
-  ADMIN_PASSWORD,
-  CLIENT_ID,
-  CLIENT_SECRET,
-  onPostgres,
-  newSchemaName,
-  dropSchema,
-} from '../helpers/server.js';
+import { freePort, serverEntryArgs, serverProcessEnv } from '../helpers/processes.js';
+import { onPostgres, newSchemaName, dropSchema } from '../helpers/server.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const GRACE_MS = 3_000;
@@ -43,25 +35,13 @@ describe('a server whose stdout is not read', () => {
       const base = `http://127.0.0.1:${port}/`;
       const child = spawn(process.execPath, serverEntryArgs(), {
         cwd: ROOT,
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          NODE_ENV: 'test',
-          PORT: String(port),
-          HOST: '127.0.0.1',
-          BASE_URL: base,
-          ...(onPostgres
-            ? { DATABASE_URL: process.env.TEST_DATABASE_URL, DATABASE_SCHEMA: schema }
-            : { DATA_DIR: dataDir }),
-          ADMIN_EMAIL,
-          ADMIN_PASSWORD,
-          CLIENT_ID,
-          CLIENT_SECRET,
-          LOAD_CORE_TERMINOLOGY: 'false',
-          LOG_LEVEL: 'info',
-          SHUTDOWN_GRACE: String(GRACE_MS),
-          ...(process.env.PASSWORD_HASH_COST ? { PASSWORD_HASH_COST: process.env.PASSWORD_HASH_COST } : {}),
-        },
+        env: serverProcessEnv({
+          port,
+          databaseUrl: onPostgres ? process.env.TEST_DATABASE_URL : undefined,
+          schema,
+          dataDir,
+          env: { LOG_LEVEL: 'info', SHUTDOWN_GRACE: String(GRACE_MS) },
+        }),
         // stdout is a pipe this test never reads: once the pipe's buffer is full, the server's writes cannot go on.
         stdio: ['ignore', 'pipe', 'pipe'],
       });
