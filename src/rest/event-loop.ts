@@ -1,5 +1,7 @@
 // The event-loop watchdog: delay measured by perf_hooks.monitorEventLoopDelay, shown in /healthz (since the last
 // log line) and logged every EVENT_LOOP_LOG_INTERVAL, so a stall is visible to operators and to the attack tests.
+// A second histogram is read every WINDOW_MS into a ring of the last minute, so a caller can ask for the worst
+// delay since a moment of its own (`/healthz?since=<epoch ms>`) without resetting anyone else's figures.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 
@@ -14,10 +16,26 @@ export interface EventLoopDelay {
   since: string;
 }
 
+/** The worst delay in the windows that ended after a given moment (at most the last minute). */
+export interface RecentDelay {
+  /** The moment asked about (epoch ms). */
+  since: number;
+  /** Worst delay (ms) of the windows that ended after it, the current one included. */
+  maxMs: number;
+  /** The windows' length (ms): the figure covers up to this long before `since`. */
+  windowMs: number;
+}
+
+/** Length of a recent-delay window (ms), and how many are kept (one minute). */
+const WINDOW_MS = 250;
+const WINDOWS = 240;
+
 /** A running watchdog. */
 export interface EventLoopWatchdog {
   /** The current window's figures. */
   read(): EventLoopDelay;
+  /** The worst delay since `since` (epoch ms; at most a minute back). */
+  recent(since: number): RecentDelay;
   stop(): void;
 }
 
@@ -50,11 +68,33 @@ export function startEventLoopWatchdog(logger: Logger, logIntervalMs: number): E
         }, logIntervalMs)
       : undefined;
   timer?.unref();
+
+  // Ring of [window end (epoch ms), worst delay (ms)] pairs.
+  const w = monitorEventLoopDelay({ resolution: 10 });
+  w.enable();
+  const ends = new Float64Array(WINDOWS);
+  const maxima = new Float64Array(WINDOWS);
+  let next = 0;
+  const windows = setInterval(() => {
+    ends[next] = Date.now();
+    maxima[next] = w.count ? ms(w.max) : 0;
+    next = (next + 1) % WINDOWS;
+    w.reset();
+  }, WINDOW_MS);
+  windows.unref();
+  const recent = (after: number): RecentDelay => {
+    let worstSince = w.count ? ms(w.max) : 0;
+    for (let i = 0; i < WINDOWS; i++) if (ends[i] > after) worstSince = Math.max(worstSince, maxima[i]);
+    return { since: after, maxMs: worstSince, windowMs: WINDOW_MS };
+  };
   return {
     read,
+    recent,
     stop() {
       if (timer) clearInterval(timer);
+      clearInterval(windows);
       h.disable();
+      w.disable();
     },
   };
 }
