@@ -1,8 +1,11 @@
-// Another tenant going about its business while an attack runs: sign-in, /auth/me, a small CodeSystem created,
-// read and deleted, a $expand of a small value set, a bot echo. Each request is timed; the attack files assert none
-// failed, the slowest one-request kind stays under 500 ms and a sign-in (two requests) under four times that.
+// Another tenant going about its business while an attack runs: /auth/me, a small CodeSystem created, read and
+// deleted, a $expand of a small value set, a bot echo, one after another with a token it signed in for before.
+// Each request is timed by the server itself (its `Server-Timing` header: from the request's first middleware to
+// its headers), so what is judged is how long the server made the bystander wait, not how busy this machine's
+// cores are; the stalls of the whole loop that this time cannot see are the harness's measure (the server's loop
+// delay). The attack files assert none failed and the 99th percentile stayed within twice its quiet figure.
 import { expect } from 'vitest';
-import { call, signIn } from '../helpers/server.js';
+import { call } from '../helpers/server.js';
 import { createProject, type Account } from '../helpers/projects.js';
 
 /** The other tenant: its account, a small value set and an echo bot. */
@@ -45,47 +48,59 @@ export async function makeBystander(base: string, serverAdminToken: string): Pro
 
 /** What the bystander saw while it ran. */
 export interface BystanderRun {
-  /** Slowest request (ms) and which it was. */
+  /** Server-side milliseconds of each request, in order. */
+  samples: number[];
+  /** Slowest request (server ms) and which it was. */
   worstMs: number;
   worst: string;
   requests: number;
-  /** Slowest request of each kind (ms). */
+  /** Slowest request of each kind (server ms). */
   byKind: Record<string, number>;
   /** Requests that did not answer as expected. */
   failures: string[];
 }
 
+/** The server's own time for an answer (`Server-Timing: app;dur=<ms>`), or NaN when absent. */
+function serverMs(headers: Headers): number {
+  const m = /(?:^|,)\s*app;dur=([\d.]+)/.exec(headers.get('server-timing') ?? '');
+  return m ? Number(m[1]) : NaN;
+}
+
 /** Runs the bystander's requests one after another until `stop()`; resolves with what it saw. */
 export function runBystander(base: string, b: Bystander): { stop(): Promise<BystanderRun> } {
   let running = true;
-  const run: BystanderRun = { worstMs: 0, worst: '', requests: 0, byKind: {}, failures: [] };
+  const run: BystanderRun = { samples: [], worstMs: 0, worst: '', requests: 0, byKind: {}, failures: [] };
   const token = b.account.token;
-  const timed = async (what: string, fn: () => Promise<boolean>) => {
-    const t0 = performance.now();
-    let ok = false;
+  const timed = async (
+    what: string,
+    fn: () => Promise<{ status: number; headers: Headers; ok: boolean }>,
+  ): Promise<void> => {
     try {
-      ok = await fn();
+      const r = await fn();
+      const ms = serverMs(r.headers);
+      if (!r.ok || Number.isNaN(ms)) {
+        if (run.failures.length < 20) run.failures.push(`${what}: unexpected answer ${r.status}`);
+        return;
+      }
+      run.requests++;
+      run.samples.push(ms);
+      run.byKind[what] = Math.max(run.byKind[what] ?? 0, Math.round(ms));
+      if (ms > run.worstMs) {
+        run.worstMs = ms;
+        run.worst = what;
+      }
     } catch (err) {
-      run.failures.push(`${what}: ${String(err)}`);
-    }
-    const ms = performance.now() - t0;
-    run.requests++;
-    run.byKind[what] = Math.max(run.byKind[what] ?? 0, Math.round(ms));
-    if (!ok && run.failures.length < 20) run.failures.push(`${what}: unexpected answer`);
-    if (ms > run.worstMs) {
-      run.worstMs = ms;
-      run.worst = what;
+      if (run.failures.length < 20) run.failures.push(`${what}: ${String(err)}`);
     }
   };
   const loop = (async () => {
     let i = 0;
     while (running) {
       i++;
-      await timed(
-        'sign-in',
-        async () => (await signIn(base, b.account.email, b.account.password)).access_token !== '',
-      );
-      await timed('/auth/me', async () => (await call(base, 'GET', 'auth/me', { token })).status === 200);
+      await timed('/auth/me', async () => {
+        const r = await call(base, 'GET', 'auth/me', { token });
+        return { ...r, ok: r.status === 200 };
+      });
       let id = '';
       await timed('create CodeSystem', async () => {
         const r = await call(base, 'POST', 'fhir/R4/CodeSystem', {
@@ -99,26 +114,24 @@ export function runBystander(base: string, b: Bystander): { stop(): Promise<Byst
           },
         });
         id = r.body?.id;
-        return r.status === 201;
+        return { ...r, ok: r.status === 201 };
       });
       await timed('read CodeSystem', async () => {
         const r = await call(base, 'GET', `fhir/R4/CodeSystem/${id}`, { token });
-        return r.status === 200 && r.body.concept?.[0]?.code === 'a';
+        return { ...r, ok: r.status === 200 && r.body.concept?.[0]?.code === 'a' };
       });
-      await timed(
-        'delete CodeSystem',
-        async () => (await call(base, 'DELETE', `fhir/R4/CodeSystem/${id}`, { token })).status === 200,
-      );
+      await timed('delete CodeSystem', async () => {
+        const r = await call(base, 'DELETE', `fhir/R4/CodeSystem/${id}`, { token });
+        return { ...r, ok: r.status === 200 };
+      });
       await timed('$expand', async () => {
         const r = await call(
           base,
           'GET',
           `fhir/R4/ValueSet/$expand?url=${encodeURIComponent(b.valueSetUrl)}&filter=heart&count=5`,
-          {
-            token,
-          },
+          { token },
         );
-        return r.status === 200 && r.body.expansion?.total === 20;
+        return { ...r, ok: r.status === 200 && r.body.expansion?.total === 20 };
       });
       await timed('bot echo', async () => {
         const r = await call(base, 'POST', `fhir/R4/Bot/${b.botId}/$execute`, {
@@ -126,7 +139,7 @@ export function runBystander(base: string, b: Bystander): { stop(): Promise<Byst
           body: { hello: i },
           headers: { 'content-type': 'application/json' },
         });
-        return r.status === 200 && r.body?.hello === i;
+        return { ...r, ok: r.status === 200 && r.body?.hello === i };
       });
     }
   })();
@@ -139,23 +152,28 @@ export function runBystander(base: string, b: Bystander): { stop(): Promise<Byst
   };
 }
 
-/** A sign-in is two requests of about ten sequential database round trips, each waiting its turn behind the large
- * requests' slices of the event loop (on PostgreSQL, behind their pages too): it is judged against this many times
- * the limit of the one-request kinds. A stall of the kind these files guard against (the whole loop held for
- * seconds) still fails it; ten turns of a busy but fair loop do not (PostgreSQL CI: up to 1.26 s under three
- * streamed GETs and a PUT of 60,000 concepts). */
-const SIGN_IN_FACTOR = 4;
+/** The 99th percentile of a run's server-side times (ms). */
+export function p99(run: BystanderRun): number {
+  const sorted = [...run.samples].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] : 0;
+}
 
-/** The bystander's measure: every request answered as expected, the slowest one-request kind under `maxMs` (500),
- * the slowest sign-in under SIGN_IN_FACTOR times that. */
-export function expectUndisturbed(run: BystanderRun, maxMs = 500): void {
-  const detail = JSON.stringify(run);
+/** See expectUndisturbed. */
+const QUIET_FLOOR_MS = 75;
+
+/** The bystander's measure: every request answered as expected, and the 99th percentile of the server's time for
+ * its requests within twice its quiet figure (`quiet`, measured before the attacks), or within QUIET_FLOOR_MS of it
+ * when that is more: a bystander's write waits, between its statements, for turns of the admitted large work (up
+ * to 8 ms of JavaScript and one statement of its batch each), a few tens of milliseconds that twice a quiet figure
+ * of 20 ms does not hold. Measured with 60,000-concept writes: quiet p99 39 ms, under attack 44 to 80 ms; the
+ * stalls this guards against were seconds. */
+export function expectUndisturbed(run: BystanderRun, quiet: BystanderRun): void {
+  const limit = Math.max(2 * p99(quiet), p99(quiet) + QUIET_FLOOR_MS);
+  const { samples: _s, ...shown } = run;
+  const detail = JSON.stringify({ ...shown, p99: p99(run), quietP99: p99(quiet) });
   expect(run.failures, `bystander failures: ${detail}`).toEqual([]);
   expect(run.requests, `bystander requests: ${detail}`).toBeGreaterThan(0);
-  const oneRequest = Object.entries(run.byKind).filter(([kind]) => kind !== 'sign-in');
-  const worst = Math.max(0, ...oneRequest.map(([, ms]) => ms));
-  expect(worst, `slowest one-request bystander request: ${detail}`).toBeLessThan(maxMs);
-  expect(run.byKind['sign-in'] ?? 0, `slowest bystander sign-in: ${detail}`).toBeLessThan(
-    SIGN_IN_FACTOR * maxMs,
+  expect(p99(run), `bystander p99 (server ms) against ${limit.toFixed(1)}: ${detail}`).toBeLessThanOrEqual(
+    limit,
   );
 }

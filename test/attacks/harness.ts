@@ -1,6 +1,10 @@
 // The attack suite's measure: run one hostile request (or a burst) against a server process while a second client
 // polls GET /healthz every 50 ms, then judge: the attacker got a 2xx or 4xx within 5 s (never a 500, never
-// silence), /healthz never took longer than 500 ms, and the server still answers afterwards.
+// silence), the server's own event loop was never held 500 ms or more during the attack (its watchdog's worst delay
+// since the attack began: `/healthz?since=`), the polls' worst answer stayed under twice that (the poller shares
+// this machine's cores with the test process, so it measures this machine too; a stall that hides from the loop
+// measure, such as a full accept queue, still shows there), and the server still answers afterwards. Targets run
+// as `npm start` does: NODE_ENV unset (production).
 import fs from 'node:fs';
 import { expect } from 'vitest';
 import {
@@ -23,7 +27,7 @@ export function useAttackTarget(
   env: Record<string, string> = {},
   opts: { signIn?: boolean } = {},
 ): UsedServerProcess {
-  return useServerProcess({ ...ATTACK_PROCESS, env, signIn: opts.signIn });
+  return useServerProcess({ ...ATTACK_PROCESS, env: { NODE_ENV: undefined, ...env }, signIn: opts.signIn });
 }
 
 /** Runs `fn` against an attack target of its own (for a test that stops it): stopped whatever happens. */
@@ -31,7 +35,7 @@ export function withAttackTarget<T>(
   env: Record<string, string>,
   fn: (target: AttackTarget) => Promise<T>,
 ): Promise<T> {
-  return withServerProcess({ ...ATTACK_PROCESS, env }, fn);
+  return withServerProcess({ ...ATTACK_PROCESS, env: { NODE_ENV: undefined, ...env } }, fn);
 }
 
 /** What one attack did to the server. */
@@ -48,9 +52,13 @@ export interface AttackOutcome {
   healthPolls: number;
   /** The server answered /healthz 200 after the attack. */
   alive: boolean;
-  /** The server's own worst event-loop delay (ms) since it started, from /healthz (its watchdog), if shown. */
-  serverWorstDelayMs?: number;
+  /** The server's own worst event-loop delay (ms) during the attack and the settle window after it (its watchdog,
+   * `/healthz?since=`); -1 when the server did not say. */
+  loopDelayMs: number;
 }
+
+/** The worst figures of the attacks judged so far in this process (printed by each judgement). */
+const worstSoFar = { healthMs: 0, loopMs: 0 };
 
 /** What an attack sends: one request (its Response), or a burst summarised by one status. */
 export type Attack = (signal: AbortSignal) => Promise<Response | { status: number; body?: string }>;
@@ -87,6 +95,8 @@ export async function underAttack(
   })();
 
   const abort = new AbortController();
+  // The server's windows are WINDOW_MS (250 ms) long: one that ended before the attack began is not counted.
+  const since = Date.now();
   const started = performance.now();
   let status: AttackOutcome['status'];
   let body = '';
@@ -113,30 +123,37 @@ export async function underAttack(
   await Promise.race([poller, sleep(100)]);
 
   let alive = false;
-  let serverWorstDelayMs: number | undefined;
+  let loopDelayMs = -1;
   try {
-    const r = await fetch(`${target.base}healthz`, { signal: AbortSignal.timeout(2_000) });
+    const r = await fetch(`${target.base}healthz?since=${since}`, { signal: AbortSignal.timeout(2_000) });
     alive = r.status === 200;
-    const health = (await r.json().catch(() => ({}))) as { eventLoop?: { worstMs?: number } };
-    serverWorstDelayMs = health.eventLoop?.worstMs;
+    const health = (await r.json().catch(() => ({}))) as { eventLoop?: { recent?: { maxMs?: number } } };
+    loopDelayMs = health.eventLoop?.recent?.maxMs ?? -1;
   } catch {
     alive = false;
   }
-  return { status, ms, body, worstHealthMs: worst, healthPolls: polls, alive, serverWorstDelayMs };
+  return { status, ms, body, worstHealthMs: worst, healthPolls: polls, alive, loopDelayMs };
 }
 
-/** The suite's measure: answered 2xx/4xx in time (5 s unless `maxMs`: a big write legitimately takes longer),
- * /healthz under 500 ms throughout, server up afterwards. */
+/** The suite's measure: answered 2xx/4xx in time (5 s unless `maxMs`: a big write legitimately takes longer), the
+ * server's event loop never held `maxHealthMs` (500) or more, /healthz polls under twice that, server up afterwards.
+ * Prints the figures, and the worst of each so far, for the run's record. */
 export function expectContained(
   o: AttackOutcome,
   opts: { status?: number | number[]; maxHealthMs?: number; maxMs?: number } = {},
 ) {
   const detail = JSON.stringify({ ...o, body: o.body.slice(0, 300) });
-  // ATTACK_REPORT=<file>: one JSON line per judged attack (test name, status, worst /healthz latency, the server's
-  // worst event-loop delay), for the worst-stall figure of a run.
+  const { status, ms, worstHealthMs, loopDelayMs } = o;
+  const test = expect.getState().currentTestName;
+  worstSoFar.healthMs = Math.max(worstSoFar.healthMs, worstHealthMs);
+  worstSoFar.loopMs = Math.max(worstSoFar.loopMs, loopDelayMs);
+  console.log(
+    `[attack] ${test}: ${status} in ${Math.round(ms)} ms; server loop delay ${loopDelayMs} ms, worst /healthz ` +
+      `${Math.round(worstHealthMs)} ms (worst so far: loop ${worstSoFar.loopMs} ms, /healthz ` +
+      `${Math.round(worstSoFar.healthMs)} ms)`,
+  );
+  // ATTACK_REPORT=<file>: one JSON line per judged attack, for the worst-stall figures of a run.
   if (process.env.ATTACK_REPORT) {
-    const { status, ms, worstHealthMs, serverWorstDelayMs } = o;
-    const test = expect.getState().currentTestName;
     fs.appendFileSync(
       process.env.ATTACK_REPORT,
       JSON.stringify({
@@ -144,7 +161,7 @@ export function expectContained(
         status,
         ms: Math.round(ms),
         worstHealthMs: Math.round(worstHealthMs),
-        serverWorstDelayMs,
+        loopDelayMs,
       }) + '\n',
     );
   }
@@ -159,6 +176,9 @@ export function expectContained(
   expect(o.ms, `answered within ${(opts.maxMs ?? 5_000) / 1000} s: ${detail}`).toBeLessThan(
     opts.maxMs ?? 5_000,
   );
-  expect(o.worstHealthMs, `worst /healthz latency: ${detail}`).toBeLessThan(opts.maxHealthMs ?? 500);
+  const maxLoopMs = opts.maxHealthMs ?? 500;
+  expect(o.loopDelayMs, `the server said its loop delay: ${detail}`).toBeGreaterThanOrEqual(0);
+  expect(o.loopDelayMs, `server event-loop delay: ${detail}`).toBeLessThan(maxLoopMs);
+  expect(o.worstHealthMs, `worst /healthz latency: ${detail}`).toBeLessThan(2 * maxLoopMs);
   expect(o.alive, `server still up: ${detail}`).toBe(true);
 }

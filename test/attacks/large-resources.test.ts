@@ -1,7 +1,8 @@
 // Attacks with the largest resources the limits allow: one tenant writes, reads, searches, expands and deletes a
-// big CodeSystem (several reads at once, too) while another tenant signs in, reads /auth/me, writes a small
-// CodeSystem, expands a small value set and runs a bot; each of the bystander's one-request kinds must answer within
-// 500 ms (its sign-in, two requests, within four times that: bystanders.ts), /healthz within 500 ms. Before (issue 11 remainder): POST of 100,000 concepts held the event loop 4.7 s in one
+// big CodeSystem (several reads at once, too) while another tenant reads /auth/me, writes a small CodeSystem,
+// expands a small value set and runs a bot: the 99th percentile of the server's time for the bystander's requests
+// stays within twice its quiet figure (bystanders.ts), the server's event loop is never held 500 ms (harness.ts).
+// Before (issue 11 remainder): POST of 100,000 concepts held the event loop 4.7 s in one
 // stretch (PGlite statements chained as microtasks, one transaction holding the embedded database's only
 // connection), a GET 1.4-1.9 s (one SELECT of every row, the whole tree, one JSON.stringify).
 import { execFile } from 'node:child_process';
@@ -13,18 +14,21 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/server.js';
 import { expectContained, underAttack, useAttackTarget } from './harness.js';
-import { expectUndisturbed, makeBystander, runBystander, type Bystander } from './bystanders.js';
+import {
+  expectUndisturbed,
+  makeBystander,
+  p99,
+  runBystander,
+  type Bystander,
+  type BystanderRun,
+} from './bystanders.js';
 
 /** Concepts of the big CodeSystem: the smallest size whose write and read stalled the old code past 500 ms. */
 const N = 60_000;
 const PER_PARENT = 100;
 const URL = 'http://example.org/attack/big';
 
-// The bystander signs in each round. Its password hash is deliberately slow CPU work (memory-hard scrypt), and on a
-// two-core machine running the attacker's client, this suite and others, its time measures how busy the cores are,
-// not whether the server made the bystander wait: at the default test cost (2^14) one hash took 43-152 ms while a
-// POST ran. The lowest cost (2^10, ~3 ms) leaves what this file judges: the time requests wait for each other.
-const target = useAttackTarget({ PASSWORD_HASH_COST: '10' }, { signIn: true });
+const target = useAttackTarget({}, { signIn: true });
 let bystander: Bystander;
 let bigId = '';
 
@@ -99,22 +103,20 @@ beforeAll(async () => {
   bystander = await makeBystander(target.base, target.token);
   const alone = runBystander(target.base, bystander);
   await new Promise((r) => setTimeout(r, 4000));
-  const run = await alone.stop();
-  expectUndisturbed(run, 5_000);
-  baselineMs = run.worstMs;
+  quiet = await alone.stop();
+  expect(quiet.failures).toEqual([]);
+  expect(quiet.requests).toBeGreaterThan(100);
 }, 120_000);
 
 afterAll(async () => {
   if (downloads) fs.rmSync(downloads, { recursive: true, force: true });
 });
 
-/** The bystander's slowest request with nothing else going on (measured in beforeAll). */
-let baselineMs = 0;
+/** The bystander with nothing else going on (measured in beforeAll). */
+let quiet: BystanderRun;
 
 /** Runs `send` under the harness's /healthz poller with the bystander at work; `check` sees the outcome first
- * (so what a later test needs is kept even when the judgement fails), then both are judged. The bystander's limit is
- * 500 ms, or three times its own slowest request without the attack when the machine is that loaded (a shared CI machine
- * can be): the old code's stalls were several times both. */
+ * (so what a later test needs is kept even when the judgement fails), then both are judged. */
 async function attack(
   send: Parameters<typeof underAttack>[1],
   status: number | number[],
@@ -125,13 +127,12 @@ async function attack(
   const o = await underAttack(target, send, { limitMs: maxMs });
   const run = await by.stop();
   console.info(
-    `[attack] ${expect.getState().currentTestName}: ${o.status} in ${o.ms.toFixed(0)} ms, worst /healthz ` +
-      `${o.worstHealthMs.toFixed(0)} ms, bystander worst ${run.worstMs.toFixed(0)} ms (${run.worst}, ` +
-      `${run.requests} requests; alone ${baselineMs.toFixed(0)} ms), server worst delay ${o.serverWorstDelayMs} ms`,
+    `[bystander] ${expect.getState().currentTestName}: p99 ${p99(run).toFixed(1)} ms (quiet ` +
+      `${p99(quiet).toFixed(1)} ms), worst ${run.worstMs.toFixed(1)} ms (${run.worst}), ${run.requests} requests`,
   );
   opts.check?.(o);
   expectContained(o, { status, maxMs });
-  expectUndisturbed(run, Math.max(500, 3 * baselineMs));
+  expectUndisturbed(run, quiet);
   return o;
 }
 
@@ -353,6 +354,6 @@ describe('a CodeSystem of 60,000 concepts', () => {
     // The background removal runs while the bystander works.
     const by = runBystander(target.base, bystander);
     await new Promise((r) => setTimeout(r, 3000));
-    expectUndisturbed(await by.stop(), Math.max(500, 3 * baselineMs));
+    expectUndisturbed(await by.stop(), quiet);
   }, 60_000);
 });

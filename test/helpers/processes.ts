@@ -63,15 +63,16 @@ export function serverEntryArgs(): string[] {
 }
 
 /** The environment of a server process on `port`: the test accounts, quiet logs, the test hash cost, PostgreSQL
- * (`databaseUrl`, `schema`) or the embedded database in `dataDir`; `env` on top. */
+ * (`databaseUrl`, `schema`) or the embedded database in `dataDir`; `env` on top (a variable given as undefined is
+ * left unset: `NODE_ENV: undefined` starts the server as `npm start` does, in production). */
 export function serverProcessEnv(opts: {
   port: number;
   databaseUrl?: string;
   schema?: string;
   dataDir?: string;
-  env?: Record<string, string>;
+  env?: Record<string, string | undefined>;
 }): NodeJS.ProcessEnv {
-  return {
+  const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     NODE_ENV: 'test',
@@ -91,6 +92,8 @@ export function serverProcessEnv(opts: {
     ...(process.env.PASSWORD_HASH_COST ? { PASSWORD_HASH_COST: process.env.PASSWORD_HASH_COST } : {}),
     ...opts.env,
   };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+  return env;
 }
 
 /** Spawns the server (see serverEntryArgs) on a free port and waits until GET /healthz answers 200. Without
@@ -99,7 +102,7 @@ export async function startServerProcess(opts: {
   databaseUrl?: string;
   schema?: string;
   dataDir?: string;
-  env?: Record<string, string>;
+  env?: Record<string, string | undefined>;
   timeoutMs?: number;
 }): Promise<ServerProcess> {
   const port = await freePort();
@@ -167,7 +170,7 @@ export async function startServerProcess(opts: {
 /** What a test server process is started with (see startTestProcess). */
 export interface TestProcessOptions {
   /** Environment settings over the test defaults. */
-  env?: Record<string, string>;
+  env?: Record<string, string | undefined>;
   /** How long to wait for /healthz (default 120 s). */
   timeoutMs?: number;
   /** How long close() waits for the exit before SIGKILL (default 30 s). */
