@@ -302,6 +302,14 @@ export const TOPICS = [
           'read of it is parsed and serialised whole; over it a write gets 422',
       },
       {
+        env: 'RESOURCE_MAX_ELEMENTS',
+        key: 'resourceMaxElements',
+        read: int(300_000),
+        doc:
+          'most elements (property values and array items, nested ones included) of a stored resource, without a ' +
+          "CodeSystem's concepts: each write is checked against the FHIR R4 definition in one pass; over it 422",
+      },
+      {
         env: 'JSON_MAX_DEPTH',
         key: 'jsonMaxDepth',
         read: int(256),

@@ -1,8 +1,9 @@
 // Generic FHIR CRUD and search over the registered stores, as GraphQL operations the REST layer runs.
 import { builder } from '../graphql/builder.js';
-import { requireCaller } from '../graphql/context.js';
+import { requireCaller, type GraphQLContext } from '../graphql/context.js';
 import { badRequest } from '../core/errors.js';
 import { validateResourceBody } from './registry.js';
+import type { ResourceBudget } from './resource-strings.js';
 import type { Bundle } from './types.js';
 import { fhirBaseUrl } from '../config.js';
 import { holdingLazy, holdsLazy, streamingAllowed } from './lazy-json.js';
@@ -85,6 +86,12 @@ builder.queryField('searchResources', (t) =>
   }),
 );
 
+/** What one written resource may hold (RESOURCE_MAX_CHARS, RESOURCE_MAX_ELEMENTS). */
+function resourceBudget(ctx: GraphQLContext): ResourceBudget {
+  const { resourceMaxChars, resourceMaxElements } = ctx.services.config;
+  return { maxChars: resourceMaxChars, maxElements: resourceMaxElements };
+}
+
 builder.mutationField('createResource', (t) =>
   t.field({
     type: 'JSON',
@@ -95,8 +102,12 @@ builder.mutationField('createResource', (t) =>
     resolve: async (_r, args, ctx) => {
       const caller = requireCaller(ctx);
       const store = ctx.services.fhir.get(args.resourceType);
-      const limit = ctx.services.config.resourceMaxChars;
-      const resource = await validateResourceBody(args.resource, args.resourceType, undefined, limit);
+      const resource = await validateResourceBody(
+        args.resource,
+        args.resourceType,
+        undefined,
+        resourceBudget(ctx),
+      );
       return store.create(caller, resource, { stream: streamingAllowed(ctx) });
     },
   }),
@@ -117,7 +128,7 @@ builder.mutationField('updateResource', (t) =>
         args.resource,
         args.resourceType,
         args.id,
-        ctx.services.config.resourceMaxChars,
+        resourceBudget(ctx),
       );
       return store.update(caller, args.id, resource, {
         stream: streamingAllowed(ctx),

@@ -2,7 +2,7 @@
 import { ApiError, badRequest } from '../core/errors.js';
 import type { FhirResource, ResourceStore } from './types.js';
 import { LargeRequests } from './large-requests.js';
-import { checkResourceStrings } from './resource-strings.js';
+import { checkResourceStrings, type ResourceBudget } from './resource-strings.js';
 import { checkAgainstDefinition } from './definition-check.js';
 
 /** Resource stores by resource type, and the budget of large requests they share. */
@@ -44,7 +44,7 @@ export async function validateResourceBody(
   body: unknown,
   resourceType: string,
   id?: string,
-  maxChars?: number,
+  budget?: ResourceBudget,
 ): Promise<FhirResource> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw badRequest('Request body must be a FHIR resource (a JSON object)');
@@ -58,7 +58,7 @@ export async function validateResourceBody(
     if (r.id !== undefined && r.id !== id)
       throw badRequest(`Resource id ${String(r.id)} does not match the URL id ${id}`, ['id']);
   }
-  await checkResourceStrings(r, resourceType, maxChars);
+  await checkResourceStrings(r, resourceType, budget);
   await checkAgainstDefinition(r, resourceType);
   return r;
 }

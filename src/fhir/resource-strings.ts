@@ -53,14 +53,27 @@ function indexed(path: string, type: string): boolean {
   return path === `${type}.url` || /^[A-Za-z]+\.identifier\[\d+\]\.(system|value)$/.test(path);
 }
 
+/** What one stored resource may hold, without a CodeSystem's concepts (RESOURCE_MAX_CHARS, RESOURCE_MAX_ELEMENTS). */
+export interface ResourceBudget {
+  /** Characters of JSON. */
+  maxChars: number;
+  /** Elements: every property value and array item, nested ones included. */
+  maxElements: number;
+}
+
+const UNBOUNDED: ResourceBudget = { maxChars: Infinity, maxElements: Infinity };
+
 /** 400 naming the element when a string of `resource` cannot be stored (see the file comment); 422 when the
  * resource, without a CodeSystem's concepts (stored as rows, bounded by BODY_LIMIT and the large-request budget), is
- * longer than `maxChars` characters of JSON: every read of it is parsed and serialised whole. */
+ * longer than `budget.maxChars` characters of JSON or holds more than `budget.maxElements` elements: every read of it
+ * is parsed and serialised whole, and every write checked against the definition in one pass. */
 export async function checkResourceStrings(
   resource: Record<string, unknown>,
   type: string,
-  maxChars = Number.POSITIVE_INFINITY,
+  budget: ResourceBudget = UNBOUNDED,
 ): Promise<void> {
+  const { maxChars, maxElements } = budget;
+  let elements = 0;
   const stack: Frame[] = [
     { path: type, keys: Object.keys(resource), values: Object.values(resource), i: 0, counted: true },
   ];
@@ -90,6 +103,7 @@ export async function checkResourceStrings(
       // Roughly the JSON text: the key and its quotes and colon, a comma, the value (strings with their quotes).
       chars += (key === undefined ? 1 : key.length + 4) + (typeof v === 'string' ? v.length + 2 : 2);
       if (chars > maxChars) throw tooLarge(type, maxChars);
+      if (++elements > maxElements) throw tooManyElements(type, maxElements);
     }
     if (typeof v === 'string') {
       const problem = stringProblem(v);
@@ -101,6 +115,17 @@ export async function checkResourceStrings(
       stack.push({ path, keys: Object.keys(v), values: Object.values(v), i: 0, counted });
     }
   }
+}
+
+/** The 422 for a resource over RESOURCE_MAX_ELEMENTS. */
+function tooManyElements(type: string, maxElements: number): ApiError {
+  return new ApiError(
+    422,
+    'too-costly',
+    `The ${type} holds more than ${maxElements} elements${type === 'CodeSystem' ? ' without its concepts' : ''} ` +
+      `(RESOURCE_MAX_ELEMENTS): every write of it is checked against its definition in one pass`,
+    { expression: [type] },
+  );
 }
 
 /** The 422 for a resource over RESOURCE_MAX_CHARS. */

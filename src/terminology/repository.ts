@@ -129,8 +129,13 @@ export function* validateCodeSystemSteps(cs: CodeSystemResource): Generator<void
 /** Deepest accepted nesting of CodeSystem.concept (a tree deeper than this could not even be serialised back). */
 export const MAX_CONCEPT_DEPTH = 100;
 
-/** Checks the parts of a ValueSet the server relies on. */
-export function validateValueSet(vs: Record<string, unknown>, maxEntries?: number): void {
+/** Checks the parts of a ValueSet the server relies on, and its enumerated entries and compose clauses against the
+ * limits given (a stored ValueSet over either could never be expanded). */
+export function validateValueSet(
+  vs: Record<string, unknown>,
+  maxEntries?: number,
+  maxComposeClauses?: number,
+): void {
   if (vs.url !== undefined && typeof vs.url !== 'string')
     throw badRequest('ValueSet.url must be a string', ['ValueSet.url']);
   if (vs.compose !== undefined) {
@@ -142,6 +147,28 @@ export function validateValueSet(vs: Record<string, unknown>, maxEntries?: numbe
     }
   }
   if (maxEntries !== undefined) checkValueSetEntries(vs, maxEntries, 'ValueSet');
+  if (maxComposeClauses !== undefined) checkComposeClauses(vs, maxComposeClauses);
+}
+
+/** 422 when a ValueSet's compose has more clauses (include, exclude, filter and valueSet entries together) than
+ * one expansion may evaluate (EXPAND_MAX_COMPOSE_CLAUSES), counted as the engine counts them. */
+function checkComposeClauses(vs: Record<string, unknown>, max: number): void {
+  const compose = vs.compose as { include?: unknown; exclude?: unknown } | undefined;
+  let n = 0;
+  for (const list of [compose?.include, compose?.exclude]) {
+    if (!Array.isArray(list)) continue;
+    n += list.length;
+    for (const c of list as Array<{ filter?: unknown[]; valueSet?: unknown[] } | null>)
+      n += (c?.filter?.length ?? 0) + (c?.valueSet?.length ?? 0);
+  }
+  if (n > max)
+    throw new ApiError(
+      422,
+      'too-costly',
+      `The ValueSet has ${n} compose clauses, more than one expansion may evaluate (${max}; include, exclude, ` +
+        'filter and valueSet entries together; EXPAND_MAX_COMPOSE_CLAUSES)',
+      { expression: ['ValueSet.compose'] },
+    );
 }
 
 /** The most enumerated concepts and expansion entries of a ValueSet, unless configured. */

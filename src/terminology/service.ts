@@ -8,6 +8,7 @@ import { ApiError, badRequest, notFound, type IssueCode } from '../core/errors.j
 import {
   checkParameter,
   checkRequest,
+  DEFAULT_EXPAND_LIMITS,
   ExpansionEngine,
   TerminologyError,
   type CheckedRequest,
@@ -72,6 +73,8 @@ export class TerminologyService {
   readonly generations: ConceptGenerations;
   /** VALUESET_MAX_ENTRIES: what a ValueSet may enumerate, written (the store checks it), inline or tx-resource. */
   readonly valueSetMaxEntries: number;
+  /** EXPAND_MAX_COMPOSE_CLAUSES: one stored ValueSet over it could never be expanded, so it is refused on write. */
+  readonly maxComposeClauses: number;
 
   constructor(
     readonly db: Database,
@@ -89,6 +92,7 @@ export class TerminologyService {
       (index) => this.engine.dropSource(index),
     );
     this.valueSetMaxEntries = opts.valueSetMaxEntries ?? DEFAULT_VALUESET_MAX_ENTRIES;
+    this.maxComposeClauses = limits.maxComposeClauses ?? DEFAULT_EXPAND_LIMITS.maxComposeClauses;
   }
 
   /** Subscribes to change notifications (call once at start), then indexes large code systems in the background. */

@@ -66,7 +66,7 @@ export class TerminologyStore implements ResourceStore {
    * rebuilt from the rows, as a read would return it), so a big body's tree is not kept during the write. */
   private async prepare(resource: FhirResource): Promise<ConceptInput[] | undefined> {
     if (this.type !== 'CodeSystem') {
-      validateValueSet(resource, this.terminology.valueSetMaxEntries);
+      validateValueSet(resource, this.terminology.valueSetMaxEntries, this.terminology.maxComposeClauses);
       return undefined;
     }
     const rows = await prepareCodeSystem(resource as unknown as CodeSystemResource);

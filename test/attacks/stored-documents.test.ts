@@ -1,7 +1,9 @@
 // A stored document too big to read (issue 23, reproduction 2): a member wrote a ValueSet of 1.45 M
 // compose.include entries (48 MB) and got 201; every GET of it then held the event loop 1.6-1.9 s, and two clients
 // reading it in a loop made another project's /auth/me take seconds. A written resource (without a CodeSystem's
-// concepts, which are rows of their own) is now bounded by RESOURCE_MAX_CHARS: 422 naming it, nothing stored.
+// concepts, which are rows of their own) is now bounded by RESOURCE_MAX_CHARS and RESOURCE_MAX_ELEMENTS, and a
+// ValueSet's compose by EXPAND_MAX_COMPOSE_CLAUSES on write (it could never be expanded): 422 naming the limit,
+// nothing stored.
 import { describe, expect, it } from 'vitest';
 import { call } from '../helpers/server.js';
 import { expectContained, underAttack, useAttackTarget } from './harness.js';
@@ -27,6 +29,52 @@ describe('a stored document too big to read', () => {
     expect(issue.details.text).toContain('RESOURCE_MAX_CHARS');
     const search = await call(target.base, 'GET', `fhir/R4/ValueSet?url=${URL}`, { token: target.token });
     expect(search.body.total).toBe(0);
+  });
+
+  it('a ValueSet of 130,000 extensions (3.6 MB, under RESOURCE_MAX_CHARS): 422 naming RESOURCE_MAX_ELEMENTS', async () => {
+    const url = 'http://example.org/attack/many-elements';
+    const extension = Array.from({ length: 130_000 }, () => '{"url":"u","valueCode":"c"}');
+    const body = `{"resourceType":"ValueSet","url":"${url}","status":"active","extension":[${extension.join(',')}]}`;
+    expect(body.length).toBeLessThan(4 * 1024 * 1024);
+    const o = await underAttack(target, (signal) =>
+      fetch(`${target.base}fhir/R4/ValueSet`, {
+        method: 'POST',
+        signal,
+        headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/fhir+json' },
+        body,
+      }),
+    );
+    expectContained(o, { status: 422 });
+    const issue = JSON.parse(o.body).issue[0];
+    expect(issue.code).toBe('too-costly');
+    expect(issue.details.text).toContain('RESOURCE_MAX_ELEMENTS');
+    const search = await call(target.base, 'GET', `fhir/R4/ValueSet?url=${url}`, { token: target.token });
+    expect(search.body.total).toBe(0);
+  });
+
+  it('a ValueSet of more compose clauses than one expansion may evaluate: 422 naming EXPAND_MAX_COMPOSE_CLAUSES', async () => {
+    const url = 'http://example.org/attack/many-clauses';
+    const valueSet = (n: number) => ({
+      resourceType: 'ValueSet',
+      url,
+      status: 'active',
+      compose: { include: Array.from({ length: n }, (_, i) => ({ system: `http://example.org/cs/${i}` })) },
+    });
+    const over = await call(target.base, 'POST', 'fhir/R4/ValueSet', {
+      token: target.token,
+      body: valueSet(1001),
+    });
+    expect(over.status, over.text.slice(0, 300)).toBe(422);
+    expect(over.body.issue[0].code).toBe('too-costly');
+    expect(over.body.issue[0].details.text).toContain('EXPAND_MAX_COMPOSE_CLAUSES');
+    expect(over.body.issue[0].expression).toEqual(['ValueSet.compose']);
+    const search = await call(target.base, 'GET', `fhir/R4/ValueSet?url=${url}`, { token: target.token });
+    expect(search.body.total).toBe(0);
+    const within = await call(target.base, 'POST', 'fhir/R4/ValueSet', {
+      token: target.token,
+      body: valueSet(1000),
+    });
+    expect(within.status, within.text.slice(0, 300)).toBe(201);
   });
 
   it('a CodeSystem is measured without its concepts: 30,000 of them are stored', async () => {

@@ -8,7 +8,7 @@ import { expectContained, underAttack, useAttackTarget } from './harness.js';
 // RESOURCE_MAX_CHARS raised: the 400,000-entry value sets below would meet it before VALUESET_MAX_ENTRIES, which
 // is what they are about (test/attacks/stored-documents.test.ts has the other).
 const target = useAttackTarget(
-  { EXPAND_MAX_UNPAGED: '100', RESOURCE_MAX_CHARS: '200000000' },
+  { EXPAND_MAX_UNPAGED: '100', RESOURCE_MAX_CHARS: '200000000', RESOURCE_MAX_ELEMENTS: '100000000' },
   { signIn: true },
 );
 

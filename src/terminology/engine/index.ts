@@ -38,4 +38,5 @@ export { Membership } from './membership.js';
 export { TerminologyError, type TerminologyIssueCode } from './errors.js';
 export { normalizeText, tokenize } from './normalize.js';
 export type * from './types.js';
+export { DEFAULT_EXPAND_LIMITS } from './types.js';
 export type { Resolver } from './resolver.js';
