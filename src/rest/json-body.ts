@@ -1,8 +1,8 @@
 // JSON body parsing with two checks on the raw bytes before JSON.parse: nesting depth (a body nested 10,000 deep
 // reached recursive code and answered 500) and the NUL character `\u0000` (PostgreSQL text cannot hold it, so a
 // NUL reached the database and answered 500; FHIR strings do not allow it either). Both are 400s naming the rule.
-// A body over LARGE_BODY_BYTES is a large request (docs/operations.md, Large requests): it takes a slot of the large
-// request budget before it is read (429 when none is free), and is parsed in steps (core/json-in-steps.ts) instead
+// A body over LARGE_BODY_BYTES, or compressed, is a large request (docs/operations.md, Large requests): it takes a
+// slot of the large request budget before it is read (429 when none is free), and is parsed in steps (core/json-in-steps.ts) instead
 // of in one JSON.parse that held the event loop (0.4 s for 45 MB).
 import express, { type Request, type RequestHandler } from 'express';
 import { ApiError } from '../core/errors.js';
@@ -92,9 +92,12 @@ export function jsonBodyParser(opts: {
 }): RequestHandler {
   const raw = express.raw({ limit: opts.limit, type: opts.type });
   return (req, res, next) => {
-    // A declared large body waits for nothing: refused before it is read when the budget is spent.
+    // A declared large body waits for nothing: refused before it is read when the budget is spent. So is a
+    // compressed one: what it inflates to is known only once it is read (a 60 KB gzip body inflates to 60 MB).
     let release =
-      Number(req.headers['content-length']) > LARGE_BODY_BYTES ? takeLargeSlot(req, next) : undefined;
+      Number(req.headers['content-length']) > LARGE_BODY_BYTES || compressed(req)
+        ? takeLargeSlot(req, next)
+        : undefined;
     if (release === null) return;
     raw(req, res, (err?: unknown) => {
       if (err) {
@@ -156,6 +159,12 @@ export function jsonBodyParser(opts: {
       );
     });
   };
+}
+
+/** True when the body has a Content-Encoding other than identity. */
+function compressed(req: Request): boolean {
+  const encoding = req.headers['content-encoding'];
+  return encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
 }
 
 /** The request's charset (lower case; utf-8 when not given). */

@@ -134,6 +134,43 @@ describe('compression bombs', () => {
     expect(o.body).toMatch(/52428800 bytes \(BODY_LIMIT\)/);
   });
 
+  it('a compressed FHIR write waits for the large-request budget: 429 at once while its project holds its share', async () => {
+    const url = `${target.base}fhir/R4/CodeSystem`;
+    const headers = { 'content-type': 'application/fhir+json', authorization: `Bearer ${target.token}` };
+    // Two writes declared large and never finished hold the project's two places (LARGE_REQUESTS_PER_PROJECT).
+    const hold = new AbortController();
+    const held = [0, 1].map(() =>
+      unfinished(
+        url,
+        { ...headers, 'content-length': String(2 * 1024 * 1024) },
+        '{"resourceType":',
+        hold.signal,
+      ).catch(() => undefined),
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    const small = gzip(JSON.stringify({ resourceType: 'CodeSystem', status: 'active', content: 'complete' }));
+    const o = await underAttack(target, (signal) =>
+      fetch(url, {
+        method: 'POST',
+        signal,
+        headers: { ...headers, 'content-encoding': 'gzip' },
+        body: small,
+      }),
+    );
+    hold.abort();
+    await Promise.all(held);
+    expectContained(o, { status: 429, maxMs: 1_000 });
+    expect(o.body).toMatch(/LARGE_REQUESTS_PER_PROJECT/);
+    // The places are given back when the held requests go away: the same write is then stored.
+    await new Promise((r) => setTimeout(r, 200));
+    const after = await fetch(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-encoding': 'gzip' },
+      body: small,
+    });
+    expect(after.status, await after.clone().text()).toBe(201);
+  });
+
   it('a gzip bomb to the sign-in endpoints is cut at their 64 kB limits (OperationOutcome / OAuth2 error)', async () => {
     const login = await underAttack(target, (signal) =>
       fetch(`${target.base}auth/login`, {
