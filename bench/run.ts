@@ -14,12 +14,13 @@ import { freshDataDir, ROOT, startCeiling, startFhirServer, type Proc, type Serv
 import { fmt, formatGoals, formatTable, machineInfo, type Goal, type Row } from './lib/report.js';
 import { botScenarios } from './scenarios/bots.js';
 import { expandScenarios } from './scenarios/expand.js';
+import { validationScenario } from './scenarios/validation.js';
 import { expand1mScenario, vocabulary } from './scenarios/expand1m.js';
 import { revocationUnderLoad, type RevocationResult } from './scenarios/revocation.js';
 
 const quick = process.argv.includes('--quick');
 const onlyArg = process.argv.find((a) => a.startsWith('--only='));
-/** `--only=auth,revocation,expand,bots` runs a subset (for working on one scenario); default: all. */
+/** `--only=auth,revocation,expand,bots,writes` runs a subset (for working on one scenario); default: all. */
 const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',')) : undefined;
 const want = (section: string) => !only || only.has(section);
 /** The 1M-concept scenario (minutes: generation, import, restarts) runs only when asked: `--1m` or `--only=expand1m`. */
@@ -245,6 +246,8 @@ async function main(): Promise<void> {
   if (gen.status !== 0) throw new Error(`generator failed: ${gen.stderr}`);
 
   const info: Record<string, unknown> = {};
+  // In this process, once: it does not depend on the database.
+  if (want('writes')) await validationScenario(bench, dataDir);
   const dbs: ServerDb[] = [{ kind: 'pglite', dataDir: freshDataDir() }];
   const pgUrl = process.env.BENCH_DATABASE_URL;
   if (pgUrl)
