@@ -35,7 +35,8 @@
 // - Only async isolated-vm APIs are used on the request path, so the Node event loop keeps running while bots spin.
 //
 // Files: types.ts (shapes, defaults), isolate-pool.ts (isolates per bot, LRU, idle sweep), isolate-entry.ts (one
-// isolate: scripts, contexts), host-bridge.ts (console, medplum, fetch, timers), execution.ts (an execution's
+// isolate: scripts, contexts), host-bridge.ts (console, medplum, fetch, timers; their budgets per execution),
+// host-budget.ts (host calls per project: in flight, writes per second), execution.ts (an execution's
 // state), budget.ts (shares of executions and memory), results.ts (decoding and classifying), log-buffer.ts.
 import { performance } from 'node:perf_hooks';
 import { BudgetTracker } from './budget.js';
