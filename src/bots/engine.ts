@@ -4,6 +4,7 @@ import { badRequest } from '../core/errors.js';
 import { BotSandbox, CompileError } from './sandbox/index.js';
 import { hl7IsolateSource } from './hl7/bundle.js';
 import type { Config } from '../config.js';
+import { LARGE_BODY_BYTES, type LargeRequests } from '../fhir/large-requests.js';
 
 /** Compiles bot source to the CommonJS the sandbox runs; a syntax error is a 400 naming line:column. */
 export async function compileSource(code: string): Promise<string> {
@@ -19,12 +20,22 @@ export async function compileSource(code: string): Promise<string> {
   }
 }
 
-/** The sandbox for one server instance, with the HL7 library preloaded into every isolate. */
-export async function createSandbox(config: Config): Promise<BotSandbox> {
+/** The sandbox for one server instance, with the HL7 library preloaded into every isolate; a bot's host call with
+ * arguments as large as a large request body holds a place of the server's large-request budget (`large`). */
+export async function createSandbox(config: Config, large?: LargeRequests): Promise<BotSandbox> {
   return new BotSandbox({
     preludes: [await hl7IsolateSource()],
     fetch: { allowPrivate: config.botFetchAllowPrivate },
     logLimitBytes: config.botLogLimit,
+    maxHostCallsPerExecution: config.botHostCallsPerExecution,
+    maxHostBytesPerExecution: config.botHostBytesPerExecution,
+    projectMaxHostCalls: config.botProjectHostCalls,
+    projectWritesPerSecond: config.botProjectWritesPerSecond,
+    largeCallChars: LARGE_BODY_BYTES,
+    largeCall: large
+      ? (projectId) => large.acquire(projectId, "a bot's medplum call with more than 1 MiB of arguments")
+      : undefined,
+    jsonMaxDepth: config.jsonMaxDepth,
     budget: {
       maxConcurrent: config.botMaxConcurrent,
       projectMaxConcurrent: config.botProjectMaxConcurrent,

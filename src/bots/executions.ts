@@ -21,6 +21,10 @@ export interface ExecutionRecord {
   message: string | null;
   log: string | null;
   contentType: string | null;
+  /** medplum/fetch calls made, characters of JSON they moved, and the first budget refusal (names its setting). */
+  hostCalls: number;
+  hostBytes: number;
+  hostRefused: string | null;
 }
 
 /** Truncates console output to a byte limit (UTF-8), marking the cut. */
@@ -67,9 +71,10 @@ export class ExecutionRecorder {
       const col = <K extends keyof (typeof rows)[number]>(k: K) => rows.map((r) => r[k]);
       await this.db.sql(
         `INSERT INTO "BotExecution" (id, "botId", "projectId", requester, "startedAt", "durationMs", outcome,
-                                     status, message, log, "contentType")
+                                     status, message, log, "contentType", "hostCalls", "hostBytes", "hostRefused")
          SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::timestamp(3)[], $6::int[],
-                              $7::text[], $8::int[], $9::text[], $10::text[], $11::text[])`,
+                              $7::text[], $8::int[], $9::text[], $10::text[], $11::text[], $12::int[], $13::int[],
+                              $14::text[])`,
         [
           col('id'),
           col('botId'),
@@ -83,6 +88,9 @@ export class ExecutionRecorder {
           col('message'),
           col('log'),
           col('contentType'),
+          col('hostCalls'),
+          col('hostBytes'),
+          col('hostRefused'),
         ],
       );
     } catch {

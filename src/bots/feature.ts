@@ -12,8 +12,9 @@ export function botsFeature({
   config,
   db,
   logger,
+  large,
 }: FeatureDeps): Feature & { service: BotService; jobs: JobRunner } {
-  const service = new BotService(db, config, logger);
+  const service = new BotService(db, config, logger, large);
   const jobs = new JobRunner(db, logger, config.botJobsQueuedPerProject);
   return {
     service,

@@ -86,6 +86,14 @@ builder.prismaObject('BotExecution', {
     message: t.exposeString('message', { nullable: true }),
     log: t.exposeString('log', { nullable: true }),
     contentType: t.exposeString('contentType', { nullable: true }),
+    hostCalls: t.exposeInt('hostCalls', { description: '`medplum.*` and `fetch` calls the execution made' }),
+    hostBytes: t.exposeInt('hostBytes', {
+      description: 'Characters of JSON its host calls moved (BOT_HOST_BYTES_PER_EXECUTION)',
+    }),
+    hostRefused: t.exposeString('hostRefused', {
+      nullable: true,
+      description: 'The first host call a budget refused: its message, naming the setting',
+    }),
   }),
 });
 

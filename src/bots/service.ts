@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import type { LargeRequests } from '../fhir/large-requests.js';
 import { ApiError, badRequest, notFound, operationOutcome } from '../core/errors.js';
 import type { Caller, Principal } from '../core/caller.js';
 import { parseIdentifierToken } from '../fhir/types.js';
@@ -111,6 +112,8 @@ export class BotService {
     private readonly db: Database,
     private readonly config: Config,
     private readonly logger: Logger,
+    /** The server's large-request budget: a bot's large host calls hold its places too. */
+    private readonly large?: LargeRequests,
   ) {
     this.cache = new BotCache(db);
     this.store = new BotStore(db, this.cache);
@@ -124,7 +127,7 @@ export class BotService {
   /** Subscribes to invalidations and builds the sandbox. */
   async start(): Promise<void> {
     await this.cache.start();
-    this.sandbox = await createSandbox(this.config);
+    this.sandbox = await createSandbox(this.config, this.large);
   }
 
   /** Writes the buffered execution records and disposes of the sandbox. */
@@ -230,6 +233,9 @@ export class BotService {
       message: result.ok ? null : result.message.slice(0, 4000),
       log: result.logs ? truncateLog(result.logs, this.config.botLogLimit) : null,
       contentType: req.contentType,
+      hostCalls: result.host?.calls ?? 0,
+      hostBytes: Math.min(result.host?.bytes ?? 0, 2 ** 31 - 1),
+      hostRefused: result.host?.refused?.slice(0, 1000) ?? null,
     });
     return out;
   }

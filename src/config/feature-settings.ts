@@ -166,6 +166,34 @@ export const FEATURE_TOPICS = [
         doc: 'bot executions one incoming request may cause, bots calling bots included (over it: 429 `too-costly`)',
       },
       {
+        env: 'BOT_HOST_CALLS_PER_EXECUTION',
+        key: 'botHostCallsPerExecution',
+        read: int(1000),
+        doc: '`medplum.*` and `fetch` calls one bot execution may make (over it: the call throws inside the bot)',
+      },
+      {
+        env: 'BOT_HOST_BYTES_PER_EXECUTION',
+        key: 'botHostBytesPerExecution',
+        read: byteSize('64mb'),
+        doc:
+          'bytes of JSON one bot execution may move through `medplum.*` and `fetch`, arguments (counted as they ' +
+          'arrive, before they are parsed) and results together (over it: the call throws inside the bot)',
+      },
+      {
+        env: 'BOT_PROJECT_HOST_CALLS',
+        key: 'botProjectHostCalls',
+        read: int(32),
+        doc: "`medplum.*` and `fetch` calls of one project's bot executions running at once (more wait their turn)",
+      },
+      {
+        env: 'BOT_PROJECT_WRITES_PER_SECOND',
+        key: 'botProjectWritesPerSecond',
+        read: int(20, { atLeast: 1 }),
+        doc:
+          "resources one project's bots may create, update or delete per second, in bursts of as many; a write " +
+          'waits up to 1 s for its turn, beyond that it throws inside the bot',
+      },
+      {
         env: 'BOT_JOBS_QUEUED_PER_PROJECT',
         key: 'botJobsQueuedPerProject',
         read: int(1000),

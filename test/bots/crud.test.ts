@@ -115,10 +115,23 @@ describe('Bot CRUD', () => {
       token,
       body: { resourceType: 'Bot', name: 'Mine' },
     });
+    expect(mine.status).toBe(201);
+    // It exists for its own project: the 404s below are about the other project, not a missing bot.
+    const own = await call(server.base, 'GET', `fhir/R4/Bot/${mine.body.id}`, { token });
+    expect(own.status).toBe(200);
+    expect(own.body).toMatchObject({ id: mine.body.id, name: 'Mine' });
     const theirs = await call(server.base, 'GET', `fhir/R4/Bot/${mine.body.id}`, { token: otherToken });
     expect(theirs.status).toBe(404);
     const del = await call(server.base, 'DELETE', `fhir/R4/Bot/${mine.body.id}`, { token: otherToken });
     expect(del.status).toBe(404);
+    // The other project's DELETE removed nothing.
+    const after = await call(server.base, 'GET', `fhir/R4/Bot/${mine.body.id}`, { token });
+    expect(after.status).toBe(200);
+    expect(after.body).toMatchObject({
+      id: mine.body.id,
+      name: 'Mine',
+      meta: { versionId: own.body.meta.versionId },
+    });
   });
 
   it('deploys code with {code} and with Parameters, compiles TypeScript, refuses code that does not compile', async () => {

@@ -65,7 +65,7 @@ export class IsolateEntry {
         for (const exec of this.executions.values()) exec.abandon?.(reason, message);
       },
     });
-    this.bridge = new HostBridge(this.executions, opts);
+    this.bridge = new HostBridge(this.executions, opts, projectId);
   }
 
   private compileScripts(): Promise<{ preludes: ivm.Script[]; runtime: ivm.Script; user: ivm.Script }> {

@@ -35,12 +35,14 @@
 // - Only async isolated-vm APIs are used on the request path, so the Node event loop keeps running while bots spin.
 //
 // Files: types.ts (shapes, defaults), isolate-pool.ts (isolates per bot, LRU, idle sweep), isolate-entry.ts (one
-// isolate: scripts, contexts), host-bridge.ts (console, medplum, fetch, timers), execution.ts (an execution's
+// isolate: scripts, contexts), host-bridge.ts (console, medplum, fetch, timers; their budgets per execution),
+// host-budget.ts (host calls per project: in flight, writes per second), execution.ts (an execution's
 // state), budget.ts (shares of executions and memory), results.ts (decoding and classifying), log-buffer.ts.
 import { performance } from 'node:perf_hooks';
 import { BudgetTracker } from './budget.js';
 import { compileBot } from './compile.js';
-import { endExecution, newExecution } from './execution.js';
+import { endExecution, hostUsage, newExecution } from './execution.js';
+import { HostBudgets } from './host-budget.js';
 import type { ContextHandle } from './isolate-entry.js';
 import { IsolatePool } from './isolate-pool.js';
 import { LogBuffer } from './log-buffer.js';
@@ -67,6 +69,7 @@ export class BotSandbox {
   private readonly opts: ResolvedOptions;
   private readonly budget: BudgetTracker;
   private readonly pool: IsolatePool;
+  private readonly hostBudgets: HostBudgets;
   private nextId = 1;
   private disposed = false;
 
@@ -74,6 +77,10 @@ export class BotSandbox {
     this.opts = resolveOptions(opts);
     this.budget = new BudgetTracker(this.opts.budget);
     this.pool = new IsolatePool(this.opts, this.budget);
+    this.hostBudgets = new HostBudgets({
+      projectMaxInFlight: this.opts.projectMaxHostCalls,
+      projectWritesPerSecond: this.opts.projectWritesPerSecond,
+    });
   }
 
   /** Compiles bot source (JS/TS, ESM or CJS) to CommonJS. Throws CompileError naming `file:line:column`. */
@@ -121,7 +128,13 @@ export class BotSandbox {
     if (refused) return result(refused);
     const entry = this.pool.acquire(req, memoryMb);
     this.budget.begin(req.projectId);
-    const exec = newExecution(this.nextId++, req.medplum ?? {}, logs, started + timeoutMs);
+    const exec = newExecution(
+      this.nextId++,
+      req.medplum ?? {},
+      logs,
+      started + timeoutMs,
+      this.hostBudgets.of(req.projectId),
+    );
     entry.executions.set(exec.id, exec);
     // Only now, with the execution registered, may the LRU cap dispose idle isolates (never this one).
     if (this.pool.size > this.opts.maxIsolates) this.pool.evict();
@@ -170,7 +183,8 @@ export class BotSandbox {
       }
     };
     try {
-      return await Promise.race([work(), hardStop]);
+      const out = await Promise.race([work(), hardStop]);
+      return { ...out, host: hostUsage(exec) };
     } finally {
       clearTimeout(hardTimer);
       clearTimeout(timer);

@@ -26,6 +26,24 @@ export interface SandboxOptions {
   maxHostCallsPerExecution?: number;
   /** Max concurrently running medplum bridge calls + fetches per execution (more wait in a queue). Default 16. */
   maxConcurrentHostCalls?: number;
+  /** Max characters of JSON one execution's host calls may move, arguments and results together (counted as each
+   * arrives, before it is parsed; over it the call is refused inside the bot). Default 64 MiB. */
+  maxHostBytesPerExecution?: number;
+  /** Host calls of one project's executions running at once (more wait in a queue). Default 32. */
+  projectMaxHostCalls?: number;
+  /** Writes (the `writeMethods`) per second one project's bots may make; a write waits up to 1 s for its turn,
+   * beyond that it is refused. Default 20. */
+  projectWritesPerSecond?: number;
+  /** The host functions that write. Default createResource, updateResource, deleteResource. */
+  writeMethods?: string[];
+  /** Host calls with arguments longer than this (characters) are large: parsed in steps, one at a time per
+   * execution, each holding a `largeCall` place. Default 1 MiB. */
+  largeCallChars?: number;
+  /** Takes a place for a large host call of `projectId` (the server's large-request budget) or throws an Error
+   * whose message the bot sees; returns the place's release. Default: no such budget. */
+  largeCall?: (projectId: string) => () => void;
+  /** Deepest nesting of a host call's JSON arguments parsed in steps. Default 256. */
+  jsonMaxDepth?: number;
   /** Max pending setTimeout/setInterval timers per execution. Default 1000. */
   maxTimers?: number;
   /** Server-wide share of executions and isolate memory (see ExecutionBudget). Default: unlimited. */
@@ -97,8 +115,17 @@ export type BotValue =
 
 export type ExecutionErrorKind = 'error' | 'timeout' | 'memory' | 'output-too-large' | 'busy';
 
+/** What an execution's host calls (`medplum.*`, fetch) cost, and the first budget that refused one. */
+export interface HostUsage {
+  calls: number;
+  /** Characters of JSON moved: arguments (refused calls' included) and results. */
+  bytes: number;
+  /** The first refusal's message (it names the budget and its setting). */
+  refused?: string;
+}
+
 export type ExecutionResult =
-  | { ok: true; value: BotValue; logs: string; durationMs: number }
+  | { ok: true; value: BotValue; logs: string; durationMs: number; host?: HostUsage }
   | {
       ok: false;
       error: ExecutionErrorKind;
@@ -107,13 +134,16 @@ export type ExecutionResult =
       durationMs: number;
       /** For 'busy': whose share is spent (the project's, or the whole server's). */
       scope?: 'project' | 'server';
+      /** Absent when the execution never started (refused, or not serializable). */
+      host?: HostUsage;
     };
 
 /** A refusal because a share of the budget is spent. */
 export type BusyError = { ok: false; error: 'busy'; message: string; scope: 'project' | 'server' };
 
 /** The options with every default filled in. */
-export type ResolvedOptions = Required<Omit<SandboxOptions, 'fetch' | 'budget'>> & {
+export type ResolvedOptions = Required<Omit<SandboxOptions, 'fetch' | 'budget' | 'largeCall'>> & {
+  largeCall?: SandboxOptions['largeCall'];
   fetch: Required<FetchPolicy>;
   budget: ExecutionBudget;
 };
@@ -131,6 +161,13 @@ export function resolveOptions(opts: SandboxOptions): ResolvedOptions {
     contextPerExecution: opts.contextPerExecution ?? false,
     maxHostCallsPerExecution: opts.maxHostCallsPerExecution ?? 1000,
     maxConcurrentHostCalls: opts.maxConcurrentHostCalls ?? 16,
+    maxHostBytesPerExecution: opts.maxHostBytesPerExecution ?? 64 * 1024 * 1024,
+    projectMaxHostCalls: opts.projectMaxHostCalls ?? 32,
+    projectWritesPerSecond: opts.projectWritesPerSecond ?? 20,
+    writeMethods: opts.writeMethods ?? ['createResource', 'updateResource', 'deleteResource'],
+    largeCallChars: opts.largeCallChars ?? 1024 * 1024,
+    largeCall: opts.largeCall,
+    jsonMaxDepth: opts.jsonMaxDepth ?? 256,
     maxTimers: opts.maxTimers ?? 1000,
     budget: {
       maxConcurrent: opts.budget?.maxConcurrent ?? Infinity,
