@@ -30,21 +30,29 @@ export interface ResourceRow {
   version: string | null;
   name: string | null;
   status: string | null;
-  resource: Record<string, unknown>;
+  /** The stored JSON: an object, or its text when selected by ROW_COLUMNS_TEXT. */
+  resource: Record<string, unknown> | string;
   versionId: number;
   lastUpdated: string;
 }
+
+/** ROW_COLUMNS with the resource as JSON text, for readers that parse it themselves (stored-json.ts). */
+export const ROW_COLUMNS_TEXT = `id, "projectId", url, version, name, status, resource::text AS resource, "versionId",
+  to_char("updatedAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastUpdated"`;
 
 /** Columns selected for a resource row (lastUpdated rendered in UTC by the database, whatever the driver). */
 export const ROW_COLUMNS = `id, "projectId", url, version, name, status, resource, "versionId",
   to_char("updatedAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastUpdated"`;
 
-/** The FHIR resource of a row (concepts not included). */
-export function rowToResource(type: TerminologyType, row: ResourceRow): FhirResource {
-  const stored = (typeof row.resource === 'string' ? JSON.parse(row.resource) : row.resource) as Record<
-    string,
-    unknown
-  >;
+/** The FHIR resource of a row (concepts not included), from its stored JSON (`parsed` when already parsed). */
+export function rowToResource(
+  type: TerminologyType,
+  row: ResourceRow,
+  parsed?: Record<string, unknown>,
+): FhirResource {
+  const stored =
+    parsed ??
+    ((typeof row.resource === 'string' ? JSON.parse(row.resource) : row.resource) as Record<string, unknown>);
   const body = stripForStorage(stored);
   const meta = {
     ...((body.meta as object | undefined) ?? {}),

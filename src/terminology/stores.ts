@@ -18,7 +18,7 @@ import {
   assertWritable,
   deleteResource,
   isRowId,
-  ROW_COLUMNS,
+  ROW_COLUMNS_TEXT,
   rowToResource,
   selectVisible,
   validateValueSet,
@@ -36,6 +36,7 @@ import {
   treeOfRows,
 } from './concept-read.js';
 import type { TerminologyService } from './service.js';
+import { markForStreaming, parseStoredRows } from './stored-json.js';
 
 /** A row with its live concept generation (CodeSystem; null for a ValueSet or a CodeSystem without one). */
 type StoredRow = ResourceRow & { generationId: string | null; conceptCount: number | null };
@@ -58,8 +59,8 @@ export class TerminologyStore implements ResourceStore {
 
   private get columns(): string {
     return this.type === 'CodeSystem'
-      ? `${ROW_COLUMNS}, ${LIVE_GENERATION_COLUMNS}`
-      : `${ROW_COLUMNS}, NULL AS "generationId", NULL AS "conceptCount"`;
+      ? `${ROW_COLUMNS_TEXT}, ${LIVE_GENERATION_COLUMNS}`
+      : `${ROW_COLUMNS_TEXT}, NULL AS "generationId", NULL AS "conceptCount"`;
   }
 
   /** Validates the body; for a CodeSystem also flattens its concepts into rows and drops the tree (the response is
@@ -137,7 +138,17 @@ export class TerminologyStore implements ResourceStore {
     rows: StoredRow[],
     subsetting: Subsetting | undefined,
   ): Promise<FhirResource[]> {
-    const resources = rows.map((r) => rowToResource(this.type, r));
+    const parsed = await parseStoredRows(
+      rows.map((r) => r.resource),
+      {
+        large: this.limits.large,
+        projectId: caller.projectId,
+        what:
+          rows.length === 1 ? `reading ${this.type}/${rows[0].id}` : `a search of ${rows.length} resources`,
+      },
+    );
+    const resources = rows.map((r, i) => rowToResource(this.type, r, parsed.values[i]));
+    if (parsed.large && ret?.stream) for (const r of resources) markForStreaming(r);
     if (this.type !== 'CodeSystem' || !includesElement('CodeSystem', subsetting, 'concept')) return resources;
     const t = this.terminology;
     const total = rows.reduce((n, r) => n + (r.generationId ? (r.conceptCount ?? 0) : 0), 0);
