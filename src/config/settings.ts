@@ -296,10 +296,11 @@ export const TOPICS = [
       {
         env: 'RESOURCE_MAX_CHARS',
         key: 'resourceMaxChars',
-        read: int(4 * 1024 * 1024),
+        read: int(1024 * 1024),
         doc:
           "longest stored resource, in characters of JSON, without a CodeSystem's concepts (rows of their own): every " +
-          'read of it is parsed and serialised whole; over it a write gets 422',
+          'write of it is one database statement (on the embedded database, on the event loop: ~60 ms per MB); ' +
+          'over it a write gets 422',
       },
       {
         env: 'RESOURCE_MAX_ELEMENTS',

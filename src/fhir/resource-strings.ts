@@ -134,7 +134,7 @@ function tooLarge(type: string, maxChars: number): ApiError {
     422,
     'too-costly',
     `The ${type} is longer than ${maxChars} characters of JSON${type === 'CodeSystem' ? ' without its concepts' : ''} ` +
-      `(RESOURCE_MAX_CHARS): every read of it is parsed and serialised whole`,
+      `(RESOURCE_MAX_CHARS): it is written and read whole`,
     { expression: [type] },
   );
 }

@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { call } from '../helpers/server.js';
 import { expectContained, underAttack, useAttackTarget } from './harness.js';
 
-const target = useAttackTarget({}, { signIn: true });
+// RESOURCE_MAX_CHARS raised from its 1 Mi default to 4 Mi: the elements limit and the reads of big resources are
+// what some of these tests are about.
+const target = useAttackTarget({ RESOURCE_MAX_CHARS: String(4 * 1024 * 1024) }, { signIn: true });
 const URL = 'http://example.org/attack/wide-compose';
 
 describe('a stored document too big to read', () => {
@@ -75,6 +77,50 @@ describe('a stored document too big to read', () => {
       body: valueSet(1000),
     });
     expect(within.status, within.text.slice(0, 300)).toBe(201);
+  });
+
+  it('a 3.8 MB ValueSet is read by several clients at once without a stall (in steps, large-request places)', async () => {
+    const url = 'http://example.org/attack/largest-allowed';
+    const contains = Array.from({ length: 33_000 }, (_, i) => ({
+      system: 'http://example.org/cs',
+      code: `code-${i}`,
+      display: `A display of forty or so characters, number ${i}`,
+    }));
+    const body = {
+      resourceType: 'ValueSet',
+      url,
+      status: 'active',
+      expansion: { timestamp: '2026-01-01', contains },
+    };
+    expect(JSON.stringify(body).length).toBeGreaterThan(3.6 * 1024 * 1024);
+    const created = await call(target.base, 'POST', 'fhir/R4/ValueSet', { token: target.token, body });
+    expect(created.status, created.text.slice(0, 300)).toBe(201);
+    const id = created.body.id as string;
+    const o = await underAttack(target, async (signal) => {
+      const reads = await Promise.all(
+        [0, 1, 2, 3].map(async () => {
+          const r = await fetch(`${target.base}fhir/R4/ValueSet/${id}`, {
+            signal,
+            headers: { authorization: `Bearer ${target.token}` },
+          });
+          return { status: r.status, length: (await r.arrayBuffer()).byteLength };
+        }),
+      );
+      // Each read streams the whole resource, or is told to wait (429) while its project holds its share of large
+      // requests (LARGE_REQUESTS_PER_PROJECT).
+      const whole = reads.filter((r) => r.status === 200 && r.length > 3.6 * 1024 * 1024);
+      const waiting = reads.filter((r) => r.status === 429);
+      const ok = whole.length >= 1 && whole.length + waiting.length === reads.length;
+      return { status: ok ? 200 : 500, body: JSON.stringify(reads) };
+    });
+    expectContained(o, { status: 200 });
+    // Streamed in pieces, the resource reads back whole and the same.
+    const back = await call(target.base, 'GET', `fhir/R4/ValueSet/${id}`, { token: target.token });
+    expect(back.status).toBe(200);
+    expect(back.body.expansion.contains).toEqual(contains);
+    expect(back.body).toMatchObject({ resourceType: 'ValueSet', id, url, meta: { versionId: '1' } });
+    const search = await call(target.base, 'GET', `fhir/R4/ValueSet?url=${url}`, { token: target.token });
+    expect(search.body.entry[0].resource.expansion.contains).toHaveLength(contains.length);
   });
 
   it('a CodeSystem is measured without its concepts: 30,000 of them are stored', async () => {
