@@ -13,24 +13,29 @@ import { expectContained, underAttack, useAttackTarget } from './harness.js';
 const target = useAttackTarget({ RESOURCE_MAX_CHARS: String(4 * 1024 * 1024) }, { signIn: true });
 const URL = 'http://example.org/attack/wide-compose';
 
+/** POSTs a ValueSet's JSON under attack: 422 too-costly naming `setting`, no stall, nothing stored at `url`. */
+async function expectRefusedWrite(body: string, url: string, setting: string): Promise<void> {
+  const o = await underAttack(target, (signal) =>
+    fetch(`${target.base}fhir/R4/ValueSet`, {
+      method: 'POST',
+      signal,
+      headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/fhir+json' },
+      body,
+    }),
+  );
+  expectContained(o, { status: 422 });
+  const issue = JSON.parse(o.body).issue[0];
+  expect(issue.code).toBe('too-costly');
+  expect(issue.details.text).toContain(setting);
+  const search = await call(target.base, 'GET', `fhir/R4/ValueSet?url=${url}`, { token: target.token });
+  expect(search.body.total).toBe(0);
+}
+
 describe('a stored document too big to read', () => {
   it('a ValueSet of 300,000 compose.include entries (10 MB): 422 naming RESOURCE_MAX_CHARS, nothing stored', async () => {
     const include = Array.from({ length: 300_000 }, (_, i) => `{"system":"http://example.org/cs/${i}"}`);
     const body = `{"resourceType":"ValueSet","url":"${URL}","status":"active","compose":{"include":[${include.join(',')}]}}`;
-    const o = await underAttack(target, (signal) =>
-      fetch(`${target.base}fhir/R4/ValueSet`, {
-        method: 'POST',
-        signal,
-        headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/fhir+json' },
-        body,
-      }),
-    );
-    expectContained(o, { status: 422 });
-    const issue = JSON.parse(o.body).issue[0];
-    expect(issue.code).toBe('too-costly');
-    expect(issue.details.text).toContain('RESOURCE_MAX_CHARS');
-    const search = await call(target.base, 'GET', `fhir/R4/ValueSet?url=${URL}`, { token: target.token });
-    expect(search.body.total).toBe(0);
+    await expectRefusedWrite(body, URL, 'RESOURCE_MAX_CHARS');
   });
 
   it('a ValueSet of 130,000 extensions (3.6 MB, under RESOURCE_MAX_CHARS): 422 naming RESOURCE_MAX_ELEMENTS', async () => {
@@ -38,20 +43,7 @@ describe('a stored document too big to read', () => {
     const extension = Array.from({ length: 130_000 }, () => '{"url":"u","valueCode":"c"}');
     const body = `{"resourceType":"ValueSet","url":"${url}","status":"active","extension":[${extension.join(',')}]}`;
     expect(body.length).toBeLessThan(4 * 1024 * 1024);
-    const o = await underAttack(target, (signal) =>
-      fetch(`${target.base}fhir/R4/ValueSet`, {
-        method: 'POST',
-        signal,
-        headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/fhir+json' },
-        body,
-      }),
-    );
-    expectContained(o, { status: 422 });
-    const issue = JSON.parse(o.body).issue[0];
-    expect(issue.code).toBe('too-costly');
-    expect(issue.details.text).toContain('RESOURCE_MAX_ELEMENTS');
-    const search = await call(target.base, 'GET', `fhir/R4/ValueSet?url=${url}`, { token: target.token });
-    expect(search.body.total).toBe(0);
+    await expectRefusedWrite(body, url, 'RESOURCE_MAX_ELEMENTS');
   });
 
   it('a ValueSet of more compose clauses than one expansion may evaluate: 422 naming EXPAND_MAX_COMPOSE_CLAUSES', async () => {
