@@ -8,6 +8,7 @@
 import ivm from './isolated-vm.js';
 import { performance } from 'node:perf_hooks';
 import { parseJsonInSteps } from '../../core/json-in-steps.js';
+import { yieldIfHeld } from '../../core/turns.js';
 import { policyFetch, type BridgedFetchRequest } from './fetch-policy.js';
 import type { ExecState, Sleep } from './execution.js';
 import { HEADER_NAME, HEADER_VALUE } from './headers.js';
@@ -100,8 +101,12 @@ export class HostBridge {
           return refuse(exec, err instanceof Error ? err.message : String(err));
         }
       }
+      // Many calls at once (16 loops, several executions) would otherwise run back to back in one stretch of
+      // microtasks: each starts and ends with a turn for the rest of the server when the loop has been held.
+      await yieldIfHeld();
       const out = await fn();
       exec.hostBytes += out.length;
+      await yieldIfHeld();
       return out;
     } finally {
       releaseSlot?.();
