@@ -408,10 +408,10 @@ describe('bot sandbox', () => {
       // it unsettled; the answer must still be a memory error, long before the time limit.
       for (const src of [...bombs, ...bombs, ...bombs]) {
         const before = process.memoryUsage().rss;
-        const started = Date.now();
-        const r = await run(sandbox, src, { botId: 'bomb', memoryMb: 16, timeoutMs: 10_000 });
+        // A memory error, not a timeout: the sandbox's own clock says it came within the time limit (the test's
+        // wall clock on a shared machine would measure the machine).
+        const r = await run(sandbox, src, { botId: 'bomb', memoryMb: 16, timeoutMs: 5_000 });
         expect(r, src).toMatchObject({ ok: false, error: 'memory' });
-        expect(Date.now() - started).toBeLessThan(5_000);
         expect(process.memoryUsage().rss - before).toBeLessThan(512 * 1024 * 1024);
       }
       const after = await run(sandbox, `export const handler = async () => 'recovered';`, {
