@@ -8,6 +8,7 @@ import { ApiError, badRequest, notFound, type IssueCode } from '../core/errors.j
 import {
   checkParameter,
   checkRequest,
+  compareVersionsDesc,
   DEFAULT_EXPAND_LIMITS,
   ExpansionEngine,
   TerminologyError,
@@ -296,19 +297,39 @@ export class TerminologyService {
     return vs;
   }
 
-  /** The project's own resource first, then the shared one; without version the most recently updated. */
+  /** The project's own resource first, then the shared one; without a version the highest (compared part by part,
+   * numerically where both parts are numbers; the most recently updated among equals), whatever the order in which
+   * they were written, as for tx-resource and the versions of a compose. */
   private async selectByUrl(
     type: TerminologyType,
     projectId: string,
     url: string,
     version?: string,
   ): Promise<ResourceRow | undefined> {
-    const [row] = await this.db.sql<ResourceRow & Record<string, unknown>>(
-      `SELECT ${ROW_COLUMNS} FROM "${type}" WHERE url = $1 AND ("projectId" = $2::uuid OR "projectId" IS NULL)
-       ${version !== undefined ? 'AND version = $3' : ''}
-       ORDER BY ("projectId" IS NULL), "updatedAt" DESC, id LIMIT 1`,
-      version !== undefined ? [url, projectId, version] : [url, projectId],
+    const byId = (id: string) =>
+      this.db.sql<ResourceRow & Record<string, unknown>>(
+        `SELECT ${ROW_COLUMNS} FROM "${type}" WHERE id = $1::uuid`,
+        [id],
+      );
+    if (version !== undefined) {
+      const [row] = await this.db.sql<ResourceRow & Record<string, unknown>>(
+        `SELECT ${ROW_COLUMNS} FROM "${type}" WHERE url = $1 AND ("projectId" = $2::uuid OR "projectId" IS NULL)
+         AND version = $3 ORDER BY ("projectId" IS NULL), "updatedAt" DESC, id LIMIT 1`,
+        [url, projectId, version],
+      );
+      return row;
+    }
+    const candidates = await this.db.sql<{ id: string; version: string | null; shared: boolean }>(
+      `SELECT id, version, ("projectId" IS NULL) AS shared FROM "${type}"
+       WHERE url = $1 AND ("projectId" = $2::uuid OR "projectId" IS NULL)
+       ORDER BY ("projectId" IS NULL), "updatedAt" DESC, id LIMIT ${MAX_VERSIONS_COMPARED}`,
+      [url, projectId],
     );
+    if (candidates.length === 0) return undefined;
+    const own = candidates.filter((c) => c.shared === candidates[0].shared);
+    // A stable sort keeps the most recently updated first among equal versions.
+    const best = own.sort((a, b) => compareVersionsDesc(a.version ?? '', b.version ?? ''))[0];
+    const [row] = await byId(best.id);
     return row;
   }
 
@@ -331,6 +352,9 @@ export class TerminologyService {
     return index;
   }
 }
+
+/** The most versions of one url compared when a request names none (the most recently updated ones). */
+const MAX_VERSIONS_COMPARED = 1000;
 
 function valueSetKey(projectId: string, url: string, version: string | undefined): string {
   return `${projectId}\u0000${url}\u0000${version ?? ''}`;

@@ -26,7 +26,7 @@ function compareVersions(a: string | undefined, b: string | undefined): number {
 
 function pick<T extends Canonical>(list: T[], url: string, version?: string): T | undefined {
   const found = list.filter((r) => r.url === url && (version === undefined || r.version === version));
-  // Without a version the latest one wins, as for stored resources.
+  // Without a version the highest one wins, as for stored resources.
   return found.sort((x, y) => compareVersions(x.version, y.version))[0];
 }
 

@@ -39,4 +39,5 @@ export { TerminologyError, type TerminologyIssueCode } from './errors.js';
 export { normalizeText, tokenize } from './normalize.js';
 export type * from './types.js';
 export { DEFAULT_EXPAND_LIMITS } from './types.js';
+export { compareVersionsDesc } from './versions.js';
 export type { Resolver } from './resolver.js';
