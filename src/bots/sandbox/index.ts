@@ -3,6 +3,7 @@ export { BotSandbox } from './sandbox.js';
 export { CompileError } from './compile.js';
 export {
   HL7_CONTENT_TYPE,
+  JsonText,
   type BotEvent,
   type BotValue,
   type ExecuteRequest,

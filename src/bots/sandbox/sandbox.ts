@@ -48,7 +48,9 @@ import { IsolatePool } from './isolate-pool.js';
 import { LogBuffer } from './log-buffer.js';
 import { classify, decode, memoryError, timeoutError } from './results.js';
 import {
+  JsonText,
   resolveOptions,
+  type BotEvent,
   type BotValue,
   type ExecuteRequest,
   type ExecutionErrorKind,
@@ -114,7 +116,7 @@ export class BotSandbox {
       return result({ ok: false, error: 'error', message: 'The bot sandbox has been shut down' });
     let payload: string;
     try {
-      payload = JSON.stringify({ event: req.event, methods: Object.keys(req.medplum ?? {}) });
+      payload = eventPayload(req.event, Object.keys(req.medplum ?? {}));
     } catch {
       return result({ ok: false, error: 'error', message: 'The bot event is not JSON-serializable' });
     }
@@ -206,4 +208,14 @@ export class BotSandbox {
     this.disposed = true;
     this.pool.dispose();
   }
+}
+
+/** The execution's payload, `{"event":...,"methods":[...]}`: an input given as JsonText is spliced in as its text
+ * (checked JSON: the isolate parses it to the same value). */
+function eventPayload(event: BotEvent, methods: string[]): string {
+  if (!(event.input instanceof JsonText)) return JSON.stringify({ event, methods });
+  const { input, ...rest } = event;
+  const head = JSON.stringify(rest);
+  const sep = head === '{}' ? '' : ',';
+  return `{"event":${head.slice(0, -1)}${sep}"input":${input.text}},"methods":${JSON.stringify(methods)}}`;
 }

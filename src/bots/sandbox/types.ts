@@ -68,10 +68,22 @@ export interface ExecutionBudget {
 
 export type HostFunction = (...args: unknown[]) => Promise<unknown>;
 
+/** JSON text already checked (a request body parsed in steps), handed to the bot as the value it holds: spliced
+ * into the execution's payload as it is, instead of being serialised again in one synchronous stretch. */
+export class JsonText {
+  constructor(readonly text: string) {}
+
+  /** Anywhere else it is serialised, it is the value it holds. */
+  toJSON(): unknown {
+    return JSON.parse(this.text);
+  }
+}
+
 export interface BotEvent {
   bot: unknown;
   contentType: string;
-  /** JSON-able input; for HL7 (contentType x-application/hl7-v2+er7) pass { hl7: string }: re-parsed inside. */
+  /** JSON-able input (or JsonText); for HL7 (contentType x-application/hl7-v2+er7) pass { hl7: string }:
+   * re-parsed inside. */
   input: unknown;
   secrets: Record<string, unknown>;
   traceId: string;

@@ -8,6 +8,7 @@ import {
   HL7_CONTENT_TYPE,
   isForbiddenAddress,
   isForbiddenHostname,
+  JsonText,
   type BotEvent,
   type ExecuteRequest,
   type ExecutionResult,
@@ -98,6 +99,24 @@ describe('bot sandbox', () => {
         `export async function handler(medplum, event) { return { echo: event.input }; }`,
       );
       expect(json(r)).toEqual({ echo: { hello: 'world' } });
+    });
+
+    it('hands JSON text (a checked request body) to the bot as the value it holds, with the rest of the event', async () => {
+      const text = '{ "a": [1, 2.50, "\\u00e9"], "__proto__": { "x": 1 }, "b": null, "a2": { } }';
+      const r = await run(
+        sandbox,
+        `export async function handler(medplum, event) {
+          return { input: event.input, own: Object.keys(event.input), type: event.contentType, trace: event.traceId };
+        }`,
+        { event: { input: new JsonText(text), contentType: 'application/json', traceId: 't-1' } },
+      );
+      const parsed = JSON.parse(text) as Record<string, unknown>;
+      expect(json(r)).toEqual({
+        input: parsed,
+        own: Object.keys(parsed),
+        type: 'application/json',
+        trace: 't-1',
+      });
     });
 
     it('runs CommonJS exports.handler, module.exports.handler and module.exports = { handler }', async () => {
