@@ -6,6 +6,7 @@ import path from 'node:path';
 import { MedplumClient } from '@medplum/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/database.js';
+import { createProject } from '../helpers/projects.js';
 import {
   CLIENT_ID,
   CLIENT_SECRET,
@@ -355,9 +356,35 @@ describe('errors', () => {
     expect(negative.body.errors[0].message).toContain('count must be a non-negative integer');
   });
 
-  it("401 without a token; another project cannot expand this project's value set", async () => {
+  it('401 without a token', async () => {
     const res = await call(s.base, 'GET', `fhir/R4/ValueSet/$expand?url=${encodeURIComponent(HIER_VS)}`);
     expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer /);
+    expect(res.body.resourceType).toBe('OperationOutcome');
+  });
+
+  it("another project's caller gets 404 for this project's value set and code system", async () => {
+    const b = await createProject(s.base, token, 'Expand B');
+    // What this project's caller sees, so that B's 404s below are about B and not a missing resource.
+    expect((await expand(`url=${encodeURIComponent(HIER_VS)}&count=1`)).status).toBe(200);
+    const notFound = async (path: string) => {
+      const r = await call(s.base, 'GET', path, { token: b.token });
+      expect({ path, status: r.status }).toEqual({ path, status: 404 });
+      expect(r.body.resourceType).toBe('OperationOutcome');
+      expect(r.body.issue[0].code).toBe('not-found');
+      expect(r.text).not.toContain('liver');
+    };
+    await notFound(`fhir/R4/ValueSet/$expand?url=${encodeURIComponent(HIER_VS)}`);
+    await notFound(`fhir/R4/ValueSet/${hierVsId}/$expand`);
+    await notFound(`fhir/R4/ValueSet/${hierVsId}`);
+    await notFound(`fhir/R4/CodeSystem/${hierCsId}`);
+    // A search by url finds nothing of A's either.
+    const search = await call(s.base, 'GET', `fhir/R4/ValueSet?url=${encodeURIComponent(HIER_VS)}`, {
+      token: b.token,
+    });
+    expect(search.status).toBe(200);
+    expect(search.body.resourceType).toBe('Bundle');
+    expect(search.body.entry ?? []).toEqual([]);
   });
 
   it('documents the filter rule in /metadata', async () => {
