@@ -447,7 +447,38 @@ describe('bearer token checks', () => {
 });
 
 describe('expiry', () => {
-  const short = useTestServer({ config: { sessionLifetimeSec: 1, accessTokenLifetimeSec: 1 } });
+  const short = useTestServer({
+    config: {
+      sessionLifetimeSec: 1,
+      accessTokenLifetimeSec: 1,
+      authCodeLifetimeSec: 2,
+      refreshTokenLifetimeSec: 1,
+    },
+  });
+
+  it('an authorization code past AUTH_CODE_LIFETIME and a refresh token past REFRESH_TOKEN_LIFETIME are invalid_grant', async () => {
+    const l = await login(short.base);
+    const offline = await signIn(short.base, ADMIN_EMAIL, ADMIN_PASSWORD, { scope: 'openid offline_access' });
+    expect(offline.refresh_token).toBeTruthy();
+    // Both lifetimes run out (the code's 2 s, the refresh token's 1 s rounded up to the next whole second).
+    await new Promise((r) => setTimeout(r, 2500));
+    const code = await token(short.base, {
+      grant_type: 'authorization_code',
+      code: l.code,
+      code_verifier: l.verifier,
+    });
+    expect({ status: code.status, ...code.body }).toEqual({
+      status: 400,
+      error: 'invalid_grant',
+      error_description: 'Authorization code has expired',
+    });
+    const refresh = await token(short.base, {
+      grant_type: 'refresh_token',
+      refresh_token: offline.refresh_token!,
+    });
+    expect(refresh.status).toBe(400);
+    expect(refresh.body.error).toBe('invalid_grant');
+  });
 
   it('an expired access token is 401 with WWW-Authenticate', async () => {
     const t = await signIn(short.base);
