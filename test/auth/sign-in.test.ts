@@ -407,7 +407,7 @@ describe('bearer token checks', () => {
     expect(typeof header.kid).toBe('string');
     // The same header (kid included) and claims as the server's token: only the signature differs.
     const foreign = (await generateKeyPair('ES256')).privateKey;
-    const otherKey = await new SignJWT(claims).setProtectedHeader(header).sign(foreign);
+    const otherKey = await new SignJWT(claims).setProtectedHeader({ ...header, alg: 'ES256' }).sign(foreign);
     const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
     const none = `${b64({ ...header, alg: 'none' })}.${b64(claims)}.`;
     // HS256 keyed with what the server publishes (the algorithm-confusion attack): its JWK and its PEM.
