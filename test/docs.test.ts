@@ -5,7 +5,11 @@
 // - Statuses. curl runs through a wrapper that records the status of every request. Each must be below 400, unless
 //   its command is annotated `# -> 401` (at the end of the command's last line, or alone on the line right after
 //   it): then the command's last request must answer exactly that. `# -> ` followed by anything but a status is
-//   prose and not checked.
+//   prose and not checked. An annotation whose line never runs fails, as does a bare `# 401` after a command
+//   (write `# -> 401`).
+// - GraphQL answers. The wrapper also reads each answer's body: an errors-only GraphQL answer (`{"errors": ...}`
+//   or `{"data": null, "errors": ...}`, which yoga sends with 200) fails the block wherever its output goes
+//   (piped through node, into a variable), unless the block is marked expect-errors.
 // - Error bodies. Output carrying an OperationOutcome error, an OAuth2 error or a GraphQL `"errors"` answer fails
 //   the block, unless the block is preceded by `<!-- doc-test: expect-errors (why) -->`.
 // - `<!-- doc-test: skip (why) -->` skips a block knowingly (installs, long runs, a second process on the embedded
@@ -94,9 +98,35 @@ export function instrument(code: string): string {
     .join('\n');
 }
 
-/** What the wrapper and the checks wrote, in order: `status <code> <script line>` and `expect <code> <block line>`. */
-export function statusProblems(log: string, blockLine: (scriptLine: number) => string): string[] {
+/** A status written as a bare comment after a command (`curl ... # 401`): ambiguous, so refused. */
+const BARE = /^(.*\S)\s+#\s*(\d{3})\s*$/;
+
+/** The block lines (1-based) that carry a status annotation, and the problems of bare status comments. */
+export function annotations(code: string): { lines: number[]; problems: string[] } {
+  const lines: number[] = [];
   const problems: string[] = [];
+  code.split('\n').forEach((line, i) => {
+    const trailing = TRAILING.exec(line);
+    if (ALONE.test(line) || (trailing && !trailing[1].trimStart().startsWith('#'))) lines.push(i + 1);
+    const bare = BARE.exec(line);
+    if (bare && !bare[1].trimStart().startsWith('#'))
+      problems.push(
+        `line ${i + 1}: write the status as \`# -> ${bare[2]}\` (a bare \`# ${bare[2]}\` is not checked)`,
+      );
+  });
+  return { lines, problems };
+}
+
+/** What the wrapper and the checks wrote, in order: `status <code> <script line>`, `graphql-errors <script line>`
+ * and `expect <code> <block line>`. `annotated` lists the block's annotation lines: each must have run; an
+ * errors-only GraphQL answer is a problem unless `allowErrors`. */
+export function statusProblems(
+  log: string,
+  blockLine: (scriptLine: number) => string,
+  opts: { annotated?: number[]; allowErrors?: boolean } = {},
+): string[] {
+  const problems: string[] = [];
+  const ran = new Set<number>();
   let pending: Array<{ status: number; where: string }> = [];
   const unexpected = (r: { status: number; where: string }) => {
     if (r.status === 0) problems.push(`${r.where}: no answer`);
@@ -105,10 +135,18 @@ export function statusProblems(log: string, blockLine: (scriptLine: number) => s
   };
   for (const entry of log.split('\n').filter(Boolean)) {
     const [kind, code, line] = entry.split(' ');
+    if (kind === 'graphql-errors') {
+      if (!opts.allowErrors)
+        problems.push(
+          `${blockLine(Number(code))}: an errors-only GraphQL answer (mark the block expect-errors)`,
+        );
+      continue;
+    }
     if (kind === 'status') {
       pending.push({ status: Number(code), where: blockLine(Number(line)) });
       continue;
     }
+    ran.add(Number(line));
     const last = pending.pop();
     if (!last) problems.push(`line ${line}: expects ${code}, but its command sent no request`);
     else if (last.status !== Number(code))
@@ -117,6 +155,8 @@ export function statusProblems(log: string, blockLine: (scriptLine: number) => s
     pending = [];
   }
   pending.forEach(unexpected);
+  for (const line of opts.annotated ?? [])
+    if (!ran.has(line)) problems.push(`line ${line}: its status annotation never ran`);
   return problems;
 }
 
@@ -130,6 +170,10 @@ const ERROR_BODIES: Array<[RegExp, string]> = [
   [/"errors":\s*\[/, 'a GraphQL error'],
 ];
 
+/** An errors-only GraphQL answer (grep -E): `errors` first, or after `"data": null`. */
+export const GRAPHQL_ERRORS_ONLY =
+  '^[[:space:]]*\\{[[:space:]]*("data"[[:space:]]*:[[:space:]]*null[[:space:]]*,[[:space:]]*)?"errors"[[:space:]]*:';
+
 /** Bash run before each block: curl records each request's status; __doc_expect records an annotation. */
 const PRELUDE = [
   'curl() {',
@@ -137,11 +181,17 @@ const PRELUDE = [
   '  for arg in "$@"; do',
   '    case $arg in -D | --dump-header) echo "doc test: -D is the test\'s own (use -i)" >&2; return 2 ;; esac',
   '  done',
-  '  headers=$(mktemp)',
-  '  command curl -D "$headers" "$@" || rc=$?',
+  '  headers=$(mktemp) body=$(mktemp)',
+  // The body goes through a file to its reader unchanged, so that an errors-only GraphQL answer is seen even
+  // when the example pipes it through node or keeps it in a variable.
+  '  command curl -D "$headers" "$@" > "$body" || rc=$?',
+  '  cat "$body"',
   '  status=$(awk \'toupper($1) ~ /^HTTP\\// { s = $2 } END { print s }\' "$headers")',
-  '  rm -f "$headers"',
   '  printf \'status %s %s\\n\' "${status:-000}" "${BASH_LINENO[0]}" >> "$DOC_TEST_LOG"',
+  `  if grep -qE '${GRAPHQL_ERRORS_ONLY}' "$body"; then`,
+  '    printf \'graphql-errors %s\\n\' "${BASH_LINENO[0]}" >> "$DOC_TEST_LOG"',
+  '  fi',
+  '  rm -f "$headers" "$body"',
   '  return $rc',
   '}',
   '__doc_expect() { printf \'expect %s %s\\n\' "$1" "$2" >> "$DOC_TEST_LOG"; }',
@@ -210,10 +260,17 @@ function run(block: Block): { status: number | null; output: string; problems: s
     const lines = block.code.split('\n').length;
     return n >= 1 && n <= lines ? `line ${n}` : 'a request in a function';
   };
+  const { lines, problems } = annotations(block.code);
   return {
     status: r.status,
     output: `${r.stdout}${r.stderr}`,
-    problems: statusProblems(fs.readFileSync(log, 'utf8'), where),
+    problems: [
+      ...problems,
+      ...statusProblems(fs.readFileSync(log, 'utf8'), where, {
+        annotated: lines,
+        allowErrors: block.marker?.kind === 'expect-errors',
+      }),
+    ],
   };
 }
 
@@ -280,6 +337,32 @@ describe("the doc test's own checks", () => {
     expect(statusProblems('status 401 1\nexpect 401 1\nexpect 401 2\n', at)).toEqual([
       'line 2: expects 401, but its command sent no request',
     ]);
+  });
+
+  it('fails an annotation that never ran, and a bare status comment', () => {
+    const code = 'curl a   # -> 401\nif false; then\n  curl b   # -> 404\nfi\ncurl c   # 201\n# 200 in prose';
+    const { lines, problems } = annotations(code);
+    expect(lines).toEqual([1, 3]);
+    expect(problems).toEqual(['line 5: write the status as `# -> 201` (a bare `# 201` is not checked)']);
+    const at = (n: number) => `line ${n}`;
+    expect(statusProblems('status 401 1\nexpect 401 1\n', at, { annotated: lines })).toEqual([
+      'line 3: its status annotation never ran',
+    ]);
+  });
+
+  it('fails an errors-only GraphQL answer unless the block expects errors', () => {
+    const at = (n: number) => `line ${n}`;
+    expect(statusProblems('status 200 3\ngraphql-errors 3\n', at)).toEqual([
+      'line 3: an errors-only GraphQL answer (mark the block expect-errors)',
+    ]);
+    expect(statusProblems('status 200 3\ngraphql-errors 3\n', at, { allowErrors: true })).toEqual([]);
+    const grep = (body: string) =>
+      spawnSync('grep', ['-qE', GRAPHQL_ERRORS_ONLY], { input: body }).status === 0;
+    expect(grep('{"errors":[{"message":"x"}]}')).toBe(true);
+    expect(grep('{ "data" : null, "errors": [] }')).toBe(true);
+    expect(grep('HTTP/1.1 200 OK\r\n\r\n{"errors":[]}')).toBe(true);
+    expect(grep('{"data":{"me":{"errors":[]}}}')).toBe(false);
+    expect(grep('{"data":{"a":1},"errors":[]}')).toBe(false);
   });
 
   it('recognises error answers in the output', () => {

@@ -73,6 +73,38 @@ describe('/graphql document limits', () => {
     expect(o.body).toMatch(/GRAPHQL_MAX_EXPENSIVE_FIELDS/);
   });
 
+  it('refuses a document over GRAPHQL_MAX_COST (5000) with 400 naming it, within the other limits', async () => {
+    // Each spread of U costs its six scalars again, nested: 200 spreads cost 7880, 100 spreads 3942.5
+    // (graphql-armor's cost: objects 2, scalars 1, times 1.5 per level), with few tokens, no alias, depth 3.
+    const doc = (spreads: number) =>
+      JSON.stringify({
+        query: `{ me { user { ${'...U '.repeat(spreads)}} } }
+          fragment U on User { id email firstName lastName createdAt serverAdmin }`,
+      });
+    const over = await underAttack(target, (signal) => gql(doc(200), signal));
+    expectContained(over, { status: 400 });
+    expect(JSON.parse(over.body).errors[0].message).toMatch(
+      /^(Syntax Error: )?Query cost limit \(GRAPHQL_MAX_COST=5000\) exceeded$/,
+    );
+    const under = await underAttack(target, (signal) => gql(doc(100), signal));
+    expectContained(under, { status: 200 });
+    expect(JSON.parse(under.body).data.me.user.email).toBeTruthy();
+  });
+
+  it('refuses more than GRAPHQL_MAX_DIRECTIVES (20) directives with 400 naming it', async () => {
+    const doc = (n: number) =>
+      JSON.stringify({ query: `{ me { ${'loginId @include(if: true) '.repeat(n)}} }` });
+    const over = await underAttack(target, (signal) => gql(doc(21), signal));
+    expectContained(over, { status: 400 });
+    // graphql-armor prefixes its parse-time refusals with 'Syntax Error: '.
+    expect(JSON.parse(over.body).errors[0].message).toMatch(
+      /^(Syntax Error: )?Directive limit \(GRAPHQL_MAX_DIRECTIVES=20\) exceeded$/,
+    );
+    const at = await underAttack(target, (signal) => gql(doc(20), signal));
+    expectContained(at, { status: 200 });
+    expect(JSON.parse(at.body).data.me.loginId).toBeTruthy();
+  });
+
   it('still answers an ordinary query', async () => {
     const o = await underAttack(target, (signal) =>
       gql(JSON.stringify({ query: '{ me { user { email } sessions { id } } }' }), signal),

@@ -1,7 +1,8 @@
 // Slow clients: a body trickled one byte at a time kept its connection (and request) open for ever, and one
-// address could open any number of connections. Now: 408 once REQUEST_TIMEOUT runs out, and connections over
-// MAX_CONNECTIONS_PER_ADDRESS are closed at once.
+// address could open any number of connections. Now: 408 once REQUEST_TIMEOUT (or, for headers, HEADERS_TIMEOUT)
+// runs out, and connections over MAX_CONNECTIONS_PER_ADDRESS are closed at once.
 import { describe, expect, it } from 'vitest';
+import { withTestServer } from '../helpers/server.js';
 import { expectContained, underAttack, useAttackTarget } from './harness.js';
 import { connect, statuses, waitFor, type RawConnection } from './raw-http.js';
 
@@ -29,6 +30,31 @@ describe('slow clients', () => {
     });
     expectContained(o, { status: 408 });
   });
+
+  it('headers trickled one line every 250 ms are answered 408 when HEADERS_TIMEOUT runs out', async () => {
+    // A server of its own (in this process: a stalled header line stalls nothing else), REQUEST_TIMEOUT far beyond
+    // the test's 5 s: only HEADERS_TIMEOUT (1 s) can cut it off.
+    await withTestServer({ config: { requestTimeoutMs: 120_000, headersTimeoutMs: 1_000 } }, async (own) => {
+      const o = await underAttack(own, async (signal) => {
+        const c = await connect(Number(new URL(own.base).port));
+        c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+        let n = 0;
+        // Never ends the headers: a header line at a time, for as long as the server keeps the connection.
+        const trickle = setInterval(() => c.socket.write(`X-Slow-${n++}: 1\r\n`), 250);
+        try {
+          await Promise.race([
+            c.whenClosed,
+            new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
+          ]);
+        } finally {
+          clearInterval(trickle);
+          c.socket.destroy();
+        }
+        return { status: statuses(c.received())[0] ?? 0, body: c.received() };
+      });
+      expectContained(o, { status: 408 });
+    });
+  }, 60_000);
 
   it('connections over MAX_CONNECTIONS_PER_ADDRESS from one address are closed at once', async () => {
     const conns: RawConnection[] = [];

@@ -1,5 +1,6 @@
 // Accounts and tokens over real HTTP: login + PKCE, client credentials, refresh rotation, bad input, expiry.
 import crypto from 'node:crypto';
+import { SignJWT, decodeJwt, decodeProtectedHeader, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
 import {
   ADMIN_EMAIL,
@@ -398,17 +399,86 @@ describe('bearer token checks', () => {
     expect(r.headers.get('www-authenticate')).toMatch(/^Bearer /);
   });
 
-  it('a token signed by another key is 401', async () => {
+  it('a well-formed token signed by another key, with alg none, or HS256 over the public key is 401', async () => {
     const t = await signIn(s.base);
-    const [h, p] = t.access_token.split('.');
-    const forged = `${h}.${p}.${Buffer.from('x'.repeat(64)).toString('base64url')}`;
-    const r = await call(s.base, 'GET', 'auth/me', { token: forged });
-    expect(r.status).toBe(401);
+    const header = decodeProtectedHeader(t.access_token);
+    const claims = decodeJwt(t.access_token);
+    expect(header).toMatchObject({ alg: 'ES256', typ: 'JWT' });
+    expect(typeof header.kid).toBe('string');
+    // The same header (kid included) and claims as the server's token: only the signature differs.
+    const foreign = (await generateKeyPair('ES256')).privateKey;
+    const otherKey = await new SignJWT(claims).setProtectedHeader({ ...header, alg: 'ES256' }).sign(foreign);
+    const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const none = `${b64({ ...header, alg: 'none' })}.${b64(claims)}.`;
+    // HS256 keyed with what the server publishes (the algorithm-confusion attack): its JWK and its PEM.
+    const jwks = await call(s.base, 'GET', '.well-known/jwks.json');
+    expect(jwks.status).toBe(200);
+    const jwk = jwks.body.keys[0];
+    expect(jwk.kid ?? header.kid).toBe(header.kid);
+    const pem = crypto.createPublicKey({ key: jwk, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
+    const hs256 = (secret: string) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ ...header, alg: 'HS256' })
+        .sign(new TextEncoder().encode(secret));
+    const forged = {
+      otherKey,
+      none,
+      hs256Pem: await hs256(String(pem)),
+      hs256Jwk: await hs256(JSON.stringify(jwk)),
+    };
+    // The server's own token passes the same check: the refusals below are about the signature alone.
+    expect((await call(s.base, 'GET', 'auth/me', { token: t.access_token })).status).toBe(200);
+    for (const [kind, token] of Object.entries(forged)) {
+      const r = await call(s.base, 'GET', 'auth/me', { token });
+      expect({ kind, status: r.status }).toEqual({ kind, status: 401 });
+      expect(r.headers.get('www-authenticate')).toMatch(/^Bearer .*error="invalid_token"/);
+      expect(r.body.resourceType).toBe('OperationOutcome');
+      expect(r.body.issue[0].code).toBe('login');
+      // Under /oauth2 the same refusal is OAuth2 error JSON.
+      const o = await call(s.base, 'POST', 'oauth2/logout', { token });
+      expect({ kind, status: o.status, error: o.body.error }).toEqual({
+        kind,
+        status: 401,
+        error: 'invalid_token',
+      });
+      expect(o.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+    }
   });
 });
 
 describe('expiry', () => {
-  const short = useTestServer({ config: { sessionLifetimeSec: 1, accessTokenLifetimeSec: 1 } });
+  const short = useTestServer({
+    config: {
+      sessionLifetimeSec: 1,
+      accessTokenLifetimeSec: 1,
+      authCodeLifetimeSec: 2,
+      refreshTokenLifetimeSec: 1,
+    },
+  });
+
+  it('an authorization code past AUTH_CODE_LIFETIME and a refresh token past REFRESH_TOKEN_LIFETIME are invalid_grant', async () => {
+    const l = await login(short.base);
+    const offline = await signIn(short.base, ADMIN_EMAIL, ADMIN_PASSWORD, { scope: 'openid offline_access' });
+    expect(offline.refresh_token).toBeTruthy();
+    // Both lifetimes run out (the code's 2 s, the refresh token's 1 s rounded up to the next whole second).
+    await new Promise((r) => setTimeout(r, 2500));
+    const code = await token(short.base, {
+      grant_type: 'authorization_code',
+      code: l.code,
+      code_verifier: l.verifier,
+    });
+    expect({ status: code.status, ...code.body }).toEqual({
+      status: 400,
+      error: 'invalid_grant',
+      error_description: 'Authorization code has expired',
+    });
+    const refresh = await token(short.base, {
+      grant_type: 'refresh_token',
+      refresh_token: offline.refresh_token!,
+    });
+    expect(refresh.status).toBe(400);
+    expect(refresh.body.error).toBe('invalid_grant');
+  });
 
   it('an expired access token is 401 with WWW-Authenticate', async () => {
     const t = await signIn(short.base);

@@ -76,9 +76,15 @@ describe('routing errors', () => {
   it('a bad resource id or search parameter is 400', async () => {
     const bad = await call(s.base, 'GET', 'fhir/R4/ValueSet/' + 'x'.repeat(80), { token });
     expect(bad.status).toBe(400);
+    expect(bad.body.resourceType).toBe('OperationOutcome');
+    expect(bad.body.issue[0].severity).toBe('error');
     const param = await call(s.base, 'GET', 'fhir/R4/ValueSet?bogus=1', { token });
-    expect([400, 404]).toContain(param.status);
-    if (param.status === 400) expect(param.body.issue[0].details.text).toContain('bogus');
+    expect(param.status).toBe(400);
+    expect(param.headers.get('content-type')).toContain('application/fhir+json');
+    expect(param.body.resourceType).toBe('OperationOutcome');
+    expect(param.body.issue).toHaveLength(1);
+    expect(param.body.issue[0]).toMatchObject({ severity: 'error', code: 'invalid', expression: ['bogus'] });
+    expect(param.body.issue[0].details.text).toBe('Unknown search parameter: bogus');
   });
 
   it('malformed JSON is 400 naming the problem', async () => {

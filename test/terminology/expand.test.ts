@@ -6,6 +6,7 @@ import path from 'node:path';
 import { MedplumClient } from '@medplum/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/database.js';
+import { createProject } from '../helpers/projects.js';
 import {
   CLIENT_ID,
   CLIENT_SECRET,
@@ -355,9 +356,35 @@ describe('errors', () => {
     expect(negative.body.errors[0].message).toContain('count must be a non-negative integer');
   });
 
-  it("401 without a token; another project cannot expand this project's value set", async () => {
+  it('401 without a token', async () => {
     const res = await call(s.base, 'GET', `fhir/R4/ValueSet/$expand?url=${encodeURIComponent(HIER_VS)}`);
     expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer /);
+    expect(res.body.resourceType).toBe('OperationOutcome');
+  });
+
+  it("another project's caller gets 404 for this project's value set and code system", async () => {
+    const b = await createProject(s.base, token, 'Expand B');
+    // What this project's caller sees, so that B's 404s below are about B and not a missing resource.
+    expect((await expand(`url=${encodeURIComponent(HIER_VS)}&count=1`)).status).toBe(200);
+    const notFound = async (path: string) => {
+      const r = await call(s.base, 'GET', path, { token: b.token });
+      expect({ path, status: r.status }).toEqual({ path, status: 404 });
+      expect(r.body.resourceType).toBe('OperationOutcome');
+      expect(r.body.issue[0].code).toBe('not-found');
+      expect(r.text).not.toContain('liver');
+    };
+    await notFound(`fhir/R4/ValueSet/$expand?url=${encodeURIComponent(HIER_VS)}`);
+    await notFound(`fhir/R4/ValueSet/${hierVsId}/$expand`);
+    await notFound(`fhir/R4/ValueSet/${hierVsId}`);
+    await notFound(`fhir/R4/CodeSystem/${hierCsId}`);
+    // A search by url finds nothing of A's either.
+    const search = await call(s.base, 'GET', `fhir/R4/ValueSet?url=${encodeURIComponent(HIER_VS)}`, {
+      token: b.token,
+    });
+    expect(search.status).toBe(200);
+    expect(search.body.resourceType).toBe('Bundle');
+    expect(search.body.entry ?? []).toEqual([]);
   });
 
   it('documents the filter rule in /metadata', async () => {
@@ -450,6 +477,19 @@ describe('FHIR core definitions', () => {
   // The servers of this block share one database: the second instance finds the core already loaded.
   const db = useTestDatabase();
   let core: TestServer;
+  // The core gender CodeSystem as the first instance loaded it: a load writes fresh row ids (random UUIDs).
+  let loadedGender: { id: string; lastUpdated: string } | undefined;
+  const genderCodeSystem = async (base: string, token: string) => {
+    const r = await call(
+      base,
+      'GET',
+      `fhir/R4/CodeSystem?url=${encodeURIComponent('http://hl7.org/fhir/administrative-gender')}`,
+      { token },
+    );
+    expect({ status: r.status, total: r.body.total }).toEqual({ status: 200, total: 1 });
+    const cs = r.body.entry[0].resource;
+    return { id: cs.id as string, lastUpdated: cs.meta.lastUpdated as string };
+  };
 
   it('expands administrative-gender on a fresh server, and shared rows are read-only', async () => {
     const started = Date.now();
@@ -509,6 +549,7 @@ describe('FHIR core definitions', () => {
       { token: t },
     );
     expect(codes(mine.body)).toEqual(['female']);
+    loadedGender = await genderCodeSystem(core.base, t);
   }, 120_000);
 
   it.runIf(onPostgres)(
@@ -518,13 +559,10 @@ describe('FHIR core definitions', () => {
       const second = await db.start({ config: { loadCoreTerminology: true } });
       console.log(`second instance start (core already loaded): ${Date.now() - started} ms`);
       const t = (await signIn(second.base)).access_token;
-      const search = await call(
-        second.base,
-        'GET',
-        `fhir/R4/CodeSystem?url=${encodeURIComponent('http://hl7.org/fhir/administrative-gender')}&_count=0`,
-        { token: t },
-      );
-      expect(search.body.total).toBe(1);
+      // A second load would have deleted the core rows and written new ones: other ids, a later lastUpdated.
+      expect(loadedGender).toBeDefined();
+      expect(await genderCodeSystem(second.base, t)).toEqual(loadedGender);
+      expect(await genderCodeSystem(core.base, (await signIn(core.base)).access_token)).toEqual(loadedGender);
     },
     120_000,
   );

@@ -1,5 +1,6 @@
 // The engine on the 100,000-concept benchmark code system (generated at test time into the OS temp dir, never
-// committed): totals against the generator's ground truth, and timings (printed; some asserted).
+// committed): totals against the generator's ground truth, and timings (printed; asserted only as medians of
+// hundreds of runs under a generous bound, or as a ratio of two medians).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -123,7 +124,11 @@ describe('benchmark code system (100,000 concepts)', () => {
     }
     const p0 = await time('unfiltered offset=0 count=20', { offset: 0, count: 20 });
     const p90 = await time('unfiltered offset=90000 count=20', { offset: 90_000, count: 20 });
-    expect(p90).toBeLessThan(2 * p0 + 0.05);
+    // Paging is indexed, not walked: the page at 90,000 costs about what the first page costs (ratio ~0.9). A
+    // ratio of medians, not an absolute time: a busy machine slows both alike. Even the cheapest walk over the
+    // 90,000 entries before the page (one bit test each) measured 7.5 times the first page.
+    console.log(`[bench] offset 90000 / offset 0 medians: ${(p90 / p0).toFixed(2)}`);
+    expect(p90 / p0).toBeLessThan(5);
     await time('activeOnly offset=90000 count=20', { offset: 90_000, count: 20, activeOnly: true });
     expect(await time('unfiltered offset=5000 count=1000', { offset: 5000, count: 1000 }, 300)).toBeLessThan(
       5,
