@@ -159,14 +159,16 @@ export function p99(run: BystanderRun): number {
 }
 
 /** See expectUndisturbed. */
-const QUIET_FLOOR_MS = 75;
+const QUIET_FLOOR_MS = 150;
 
 /** The bystander's measure: every request answered as expected, and the 99th percentile of the server's time for
  * its requests within twice its quiet figure (`quiet`, measured before the attacks), or within QUIET_FLOOR_MS of it
- * when that is more: a bystander's write waits, between its statements, for turns of the admitted large work (up
- * to 8 ms of JavaScript and one statement of its batch each), a few tens of milliseconds that twice a quiet figure
- * of 20 ms does not hold. Measured with 60,000-concept writes: quiet p99 39 ms, under attack 44 to 80 ms; the
- * stalls this guards against were seconds. */
+ * when that is more. A bystander's write is about ten statements, and between two of them it may wait one turn of
+ * the admitted large work (up to 8 ms of JavaScript and one statement of its batch), while the database (on
+ * PostgreSQL a server on the same two cores) works for both: tens of milliseconds that twice a quiet figure of 13 ms
+ * cannot hold. Measured with 60,000-concept writes and reads: embedded, quiet p99 39 ms, under attack 44-80 ms;
+ * PostgreSQL, quiet 13 ms, under attack 62-131 ms (its creates and deletes the slowest). The stalls this guards
+ * against were seconds. */
 export function expectUndisturbed(run: BystanderRun, quiet: BystanderRun): void {
   const limit = Math.max(2 * p99(quiet), p99(quiet) + QUIET_FLOOR_MS);
   const { samples: _s, ...shown } = run;
