@@ -23,6 +23,8 @@ export interface ConformanceTest {
   /** The Parameters resource to POST. */
   body: Json;
   acceptLanguage?: string;
+  /** Request headers the test names (`header`, without a mode: the official runner sends those). */
+  headers: Record<string, string>;
   /** The expected response file (relative to tests/) and its parsed content. */
   responseFile: string;
   expected: Json;
@@ -108,12 +110,23 @@ export function loadExpandTests(dir = suiteDir()): ConformanceTest[] {
         name: String(test.name),
         body: { resourceType: 'Parameters', parameter },
         acceptLanguage: typeof test['Accept-Language'] === 'string' ? test['Accept-Language'] : undefined,
+        headers: testHeaders(test.header),
         responseFile,
         expected: readJson(testsDir, responseFile),
         httpCode: typeof test['http-code'] === 'string' ? test['http-code'] : '2xx',
         modes,
       });
     }
+  }
+  return out;
+}
+
+/** A test's `header` entries (one object or a list of them) that name no mode, as request headers. */
+function testHeaders(header: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const h of Array.isArray(header) ? header : header ? [header] : []) {
+    const { name, value, mode } = h as { name?: unknown; value?: unknown; mode?: unknown };
+    if (typeof name === 'string' && typeof value === 'string' && mode === undefined) out[name] = value;
   }
   return out;
 }

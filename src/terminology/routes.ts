@@ -45,6 +45,15 @@ export const terminologyRoutes: FeatureRoutes = (
         const lang = acceptLanguageList(req.headers['accept-language']);
         if (lang) vars.displayLanguage = lang;
       }
+      // The HL7 test suite's way to ask for a lower limit (tooCostlyThreshold; the parameter wins).
+      const threshold = req.headers['x-too-costly-threshold'];
+      if (vars.tooCostlyThreshold === undefined && typeof threshold === 'string') {
+        if (!/^\d{1,10}$/.test(threshold.trim()))
+          throw badRequest(
+            `X-TOO-COSTLY-THRESHOLD must be a non-negative integer, got "${threshold.slice(0, 40)}"`,
+          );
+        vars.tooCostlyThreshold = Number(threshold.trim());
+      }
       const id = req.params.id;
       if (id !== undefined) {
         if (vars.url !== undefined || vars.valueSet !== undefined)

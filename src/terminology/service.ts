@@ -150,7 +150,13 @@ export class TerminologyService {
   ): Promise<ValueSetResourceWithExpansion> {
     // Every value is checked here, once, before anything is looked up: the edges (REST, GraphQL, a bot's call)
     // only gave them their types.
-    const checked = checkValues(target, req, this.limits);
+    // A request may lower its own limit of unpaged entries (tooCostlyThreshold), never raise it.
+    const { tooCostlyThreshold, ...options } = req;
+    const limits =
+      tooCostlyThreshold === undefined
+        ? this.limits
+        : { ...this.limits, maxUnpaged: Math.min(this.limits.maxUnpaged, tooCostlyThreshold) };
+    const checked = checkValues(target, options, limits);
     if (!this.db.listening) this.clearAll();
     const txResources = target.txResources && target.txResources.length > 0 ? target.txResources : undefined;
     const resolver = txResources
@@ -190,7 +196,7 @@ export class TerminologyService {
     try {
       // Request-supplied resources get an engine of their own: their memberships must not be cached for others.
       const engine = txResources ? new ExpansionEngine({ maxCachedValueSets: 16 }) : this.engine;
-      return await engine.expandChecked(vs, checked, resolver, this.limits, { inline });
+      return await engine.expandChecked(vs, checked, resolver, limits, { inline });
     } catch (err) {
       throw toApiError(err);
     }

@@ -159,6 +159,16 @@ export const EXPAND_PARAMETERS = [
     type: 'boolean',
     description: 'several versions of one code system: merge codes across versions',
   },
+  {
+    // Not a FHIR parameter: the HL7 test suite's X-TOO-COSTLY-THRESHOLD header (REST), which asks the server to
+    // treat a lower number as its limit. It can only lower EXPAND_MAX_UNPAGED, never raise it.
+    name: 'tooCostlyThreshold',
+    key: 'tooCostlyThreshold',
+    type: 'integer',
+    description:
+      'this request only: answer too-costly above this many unpaged entries (also the X-TOO-COSTLY-THRESHOLD ' +
+      'header; at most EXPAND_MAX_UNPAGED)',
+  },
 ] as const satisfies readonly ExpandParameterDefinition[];
 
 /** Accepted and ignored: formatting is always JSON here; `uuid` is the HL7 test runner's cache-buster (a request
