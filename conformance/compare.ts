@@ -219,11 +219,39 @@ class Comparer {
   }
 }
 
-/** The runner's base64 fallback: both decode to the same non-empty bytes. */
+/** The runner's last fallback for two strings (CompareUtilities.sameBytes(unBase64(a), unBase64(b))): both decode
+ * to the same non-empty bytes as lenient Base64, as commons-codec's Base64.decodeBase64 decodes. */
 function sameBase64(a: string, b: string): boolean {
-  const b64 = /^[A-Za-z0-9+/=\s]+$/;
-  if (!b64.test(a) || !b64.test(b)) return false;
-  const x = Buffer.from(a, 'base64');
-  const y = Buffer.from(b, 'base64');
+  const x = lenientBase64(a);
+  const y = lenientBase64(b);
   return x.length > 0 && y.length > 0 && x.equals(y);
+}
+
+/** Base64 and URL-safe Base64 digits (commons-codec's decode table: both alphabets). */
+const DIGITS = new Map<string, number>(
+  [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].map((c, i) => [c, i]),
+);
+DIGITS.set('-', 62);
+DIGITS.set('_', 63);
+
+/** Decodes as commons-codec does, leniently: characters outside the alphabets are skipped, the first `=` ends the
+ * input, and a last group of 2 or 3 digits gives 1 or 2 bytes (a lone digit none). */
+export function lenientBase64(text: string): Buffer {
+  const out: number[] = [];
+  let bits = 0;
+  let n = 0;
+  for (const c of text) {
+    if (c === '=') break;
+    const d = DIGITS.get(c);
+    if (d === undefined) continue;
+    bits = (bits << 6) | d;
+    if (++n === 4) {
+      out.push((bits >> 16) & 0xff, (bits >> 8) & 0xff, bits & 0xff);
+      bits = 0;
+      n = 0;
+    }
+  }
+  if (n === 2) out.push((bits >> 4) & 0xff);
+  else if (n === 3) out.push((bits >> 10) & 0xff, (bits >> 2) & 0xff);
+  return Buffer.from(out);
 }
