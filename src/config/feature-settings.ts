@@ -1,6 +1,6 @@
 // The settings of the capabilities, part of the one settings table (settings.ts): terminology, bots and GraphQL,
 // mostly what one request or one project may cost. The same shape as there: a new setting is one entry.
-import { bool, byteSize, int, size, type Env, type Topic } from './readers.js';
+import { bool, byteSize, int, introspectionMode, size, type Env, type Topic } from './readers.js';
 
 /** The terminology, bots and GraphQL sections of the table. */
 export const FEATURE_TOPICS = [
@@ -254,8 +254,13 @@ export const FEATURE_TOPICS = [
       {
         env: 'GRAPHQL_INTROSPECTION',
         key: 'graphql.introspection',
-        read: bool((env: Env) => env.NODE_ENV !== 'production', 'on unless `NODE_ENV=production`'),
-        doc: 'answer introspection and "Did you mean" suggestions on `/graphql`',
+        read: introspectionMode(
+          (env: Env) => (env.NODE_ENV === 'production' ? 'signed-in' : 'all'),
+          '`signed-in` when `NODE_ENV=production`, else `true`',
+        ),
+        doc:
+          'who gets introspection and "Did you mean" suggestions on `/graphql`: `true` everyone, `signed-in` ' +
+          'callers with a valid access token (GraphiQL after sign-in), `false` no one',
       },
     ],
   },

@@ -126,6 +126,28 @@ export function bool(def: boolean | ((env: Env) => boolean), defaultText?: strin
   };
 }
 
+/** Who gets GraphQL introspection and suggestions: everyone, signed-in callers only, or no one. */
+export type IntrospectionMode = 'all' | 'signed-in' | 'none';
+
+/** GRAPHQL_INTROSPECTION: `true` (everyone), `signed-in`, or `false` (no one); the default depends on NODE_ENV. */
+export function introspectionMode(
+  def: (env: Env) => IntrospectionMode,
+  defaultText: string,
+): Reader<IntrospectionMode> {
+  return {
+    type: '`true`, `signed-in` or `false`',
+    defaultText,
+    default: def,
+    parse: (raw, name) => {
+      const word = raw.trim().toLowerCase();
+      if (word === 'signed-in') return 'signed-in';
+      if (TRUE_WORDS.includes(word)) return 'all';
+      if (FALSE_WORDS.includes(word)) return 'none';
+      throw new ConfigError(`${name} must be true, signed-in or false, got "${raw}"`);
+    },
+  };
+}
+
 /** Any text, taken as written; an empty variable is the empty string. */
 export function text(def: string): Reader<string> {
   return {

@@ -59,7 +59,7 @@ export const TOPICS = [
         type: 'string',
         defaultText: '`production`',
         doc:
-          '`production`: GraphQL introspection off (`GRAPHQL_INTROSPECTION`) and, when the operator sets it, the ' +
+          '`production`: GraphQL introspection for signed-in callers only (`GRAPHQL_INTROSPECTION`) and, when the operator sets it, the ' +
           'default `ADMIN_PASSWORD` and `CLIENT_SECRET` refused; the server process sets it when it is unset',
       },
     ],

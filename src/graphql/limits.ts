@@ -1,7 +1,7 @@
 // Budgets for documents sent to /graphql, checked before any resolver runs: tokens (while parsing, so a huge
 // document stops being parsed at the limit), depth, aliases, directives, a shape cost, and a count of expensive
 // fields (each one is a database round trip, an expansion or a sandbox run). Over budget: HTTP 400 naming the
-// limit and its setting. Suggestions ("Did you mean ...?") and introspection are off unless enabled.
+// limit and its setting. Suggestions ("Did you mean ...?") and introspection go to whom GRAPHQL_INTROSPECTION says.
 import { GraphQLError, Kind, type ASTVisitor, type SelectionSetNode, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
@@ -12,6 +12,7 @@ import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
 import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import type { Config } from '../config.js';
+import type { IntrospectionMode } from '../config/readers.js';
 
 /** The /graphql budgets: the GRAPHQL_* settings (the settings table, src/config/settings.ts). */
 export type GraphQLLimits = Config['graphql'];
@@ -141,12 +142,30 @@ export function graphqlLimitPlugins(limits: GraphQLLimits): Plugin[] {
           }
         }
       },
-      onValidate({ addValidationRule }) {
+      onValidate({ addValidationRule, context }) {
         addValidationRule(expensiveFieldsRule(limits.maxExpensiveFields));
-        if (!limits.introspection) addValidationRule(NoSchemaIntrospectionCustomRule);
+        if (!mayIntrospect(limits.introspection, context)) addValidationRule(NoSchemaIntrospectionCustomRule);
       },
     },
   ];
-  if (!limits.introspection) plugins.push(blockFieldSuggestionsPlugin() as Plugin);
+  if (limits.introspection !== 'all') {
+    // graphql-armor's mask of "Did you mean" suggestions, for the callers who may not introspect.
+    const hide = blockFieldSuggestionsPlugin() as Plugin;
+    plugins.push({
+      onValidate(payload) {
+        if (mayIntrospect(limits.introspection, payload.context)) return undefined;
+        return hide.onValidate?.(payload);
+      },
+    } as Plugin);
+  }
   return plugins;
+}
+
+/** Whether the caller of this operation may introspect the schema and see suggestions: everyone, no one, or (the
+ * production default) callers the front middleware authenticated with a valid access token. Yoga hands the
+ * Express request over as the server context, present when the operation is validated. */
+function mayIntrospect(mode: IntrospectionMode, context: unknown): boolean {
+  if (mode !== 'signed-in') return mode === 'all';
+  const req = (context as { req?: { principal?: unknown } } | undefined)?.req;
+  return Boolean(req?.principal);
 }

@@ -1,6 +1,7 @@
 // /graphql seen from a browser: mutations were accepted as cross-site form posts, CORS reflected any origin with
 // credentials, introspection and "Did you mean" suggestions were on in production, and no security headers were
-// sent. Now: CSRF prevention, a CORS allow-list, introspection/suggestions off in production, helmet's headers.
+// sent. Now: CSRF prevention, a CORS allow-list, introspection/suggestions in production only for signed-in
+// callers (GRAPHQL_INTROSPECTION=signed-in, its production default), helmet's headers.
 import { describe, expect, it } from 'vitest';
 import { useAttackTarget } from './harness.js';
 
@@ -54,13 +55,41 @@ describe('/graphql browser exposure', () => {
     expect(good.headers.get('access-control-allow-credentials')).toBe('true');
   });
 
-  it('hides introspection and field suggestions in production', async () => {
-    const intro = await post({ query: '{ __schema { types { name } } }' });
+  it('hides introspection and field suggestions from anonymous callers in production', async () => {
+    const anonymous = (query: string) =>
+      fetch(`${target.base}graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query }),
+      });
+    const intro = await anonymous('{ __schema { types { name } } }');
     const introBody = await intro.text();
     expect(introBody).not.toMatch(/"types"\s*:\s*\[/);
     expect(introBody).toMatch(/introspection/i);
-    const typo = await post({ query: '{ mee { loginId } }' });
-    expect(await typo.text()).not.toMatch(/Did you mean/);
+    const typo = (await (await anonymous('{ mee { loginId } }')).json()) as { errors: { message: string }[] };
+    expect(typo.errors[0].message).toMatch(/Cannot query field "mee"/);
+    expect(typo.errors[0].message).not.toMatch(/Did you mean/);
+  });
+
+  it('gives signed-in callers introspection and suggestions in production (GraphiQL after sign-in)', async () => {
+    const intro = await post({ query: '{ __schema { queryType { name } types { name } } }' });
+    expect(intro.status).toBe(200);
+    const body = (await intro.json()) as {
+      data: { __schema: { queryType: { name: string }; types: unknown[] } };
+    };
+    expect(body.data.__schema.queryType.name).toBe('Query');
+    expect(body.data.__schema.types.length).toBeGreaterThan(10);
+    const typo = (await (await post({ query: '{ mee { loginId } }' })).json()) as {
+      errors: { message: string }[];
+    };
+    expect(typo.errors[0].message).toMatch(/Did you mean "me"\?/);
+    // A token that is not (or no longer) valid is refused before GraphQL: 401, no schema.
+    const forged = await post(
+      { query: '{ __schema { types { name } } }' },
+      { authorization: 'Bearer not-a-token' },
+    );
+    expect(forged.status).toBe(401);
+    expect(await forged.text()).not.toMatch(/"types"/);
   });
 
   it('sends security headers; GraphiQL still gets a page and a policy that lets it load', async () => {
