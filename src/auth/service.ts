@@ -15,6 +15,7 @@ import { SessionAdmin } from './session-admin.js';
 import { SessionCache } from './session-cache.js';
 import { PasswordSignIn } from './sign-in.js';
 import { TokenIntrospection } from './token-introspection.js';
+import { Members } from './members.js';
 import { TokenService } from './tokens.js';
 
 /** Accounts, sign-in, tokens and sessions of one server instance. Nothing here knows HTTP. */
@@ -29,6 +30,8 @@ export class AuthService {
   readonly sessions: SessionAdmin;
   readonly grants: TokenGrants;
   readonly introspection: TokenIntrospection;
+  /** A project's members and invitations, as its admins manage them. */
+  readonly members: Members;
   readonly accounts: Accounts;
 
   constructor(
@@ -47,6 +50,7 @@ export class AuthService {
     this.grants = new TokenGrants(db, config, this.tokens, this.cache, this.sessions, this.clients);
     this.introspection = new TokenIntrospection(db, this.tokens, this.cache, this.sessions);
     this.accounts = new Accounts(db, config, this.passwords);
+    this.members = new Members(db, this.sessions);
   }
 
   /** Subscribes the session cache to its channels. */

@@ -33,6 +33,28 @@ export class SessionAdmin {
     await this.cache.announce(loginId);
   }
 
+  /** Revokes every session of a membership (a changed role, a removal) with `sql` (a transaction's); returns their
+   * ids, for announceRevoked once it has committed. */
+  async revokeMembership(
+    sql: Database['sql'],
+    membershipId: string,
+    revokedBy: string,
+    reason: string,
+  ): Promise<string[]> {
+    const ended = await sql<{ id: string }>(
+      `UPDATE "Login" SET "revokedAt" = now(), "revokedBy" = $2, "revokedReason" = $3
+        WHERE "membershipId" = $1::uuid AND "revokedAt" IS NULL RETURNING id`,
+      [membershipId, revokedBy, reason],
+    );
+    return ended.map((r) => r.id);
+  }
+
+  /** Announces revoked (or deleted) Logins: every instance refuses their tokens from the next request on. */
+  async announceRevoked(loginIds: readonly string[]): Promise<void> {
+    for (const id of loginIds) this.cache.markRevoked(id);
+    await Promise.all(loginIds.map((id) => this.cache.announce(id)));
+  }
+
   /** The Login row a caller may act on: their own user's, or (for a project admin) a member's of that project. */
   async findRevocable(caller: Caller, loginId: unknown): Promise<string> {
     if (typeof loginId !== 'string' || !loginId) throw badRequest('loginId is required', ['loginId']);
