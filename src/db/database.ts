@@ -12,6 +12,7 @@ import { runMigrations } from './migrate.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { durableStartParams, SyncingNodeFS, type SyncStats } from './fsync.js';
 import { backgroundQuery, giveTurns } from './pglite-turns.js';
+import { copyTemplate, findTemplate, isEmptyDataDir, type TemplateChoice } from './pglite-template.js';
 import type { Logger } from 'pino';
 
 export type Row = Record<string, unknown>;
@@ -56,6 +57,11 @@ export interface OpenOptions {
   fsync?: boolean;
   logger?: Logger;
   migrate?: boolean;
+  /** PGlite on disk: an empty data directory starts as a copy of this prebuilt template when one matches
+   * (src/db/pglite-template.ts), instead of initdb and the migrations. */
+  template?: TemplateChoice;
+  /** PGlite: PostgreSQL's shared_buffers in MiB (undefined: PGlite's default, 128 MiB). */
+  sharedBuffersMb?: number;
 }
 
 /** Opens the database the configuration names and applies pending migrations. */
@@ -75,6 +81,14 @@ function quoteIdent(s: string): string {
   return '"' + s.replace(/"/g, '""') + '"';
 }
 
+/** PostgreSQL start parameters with the memory settings (docs/performance.md, Start and memory): shared_buffers
+ * is most of what the embedded database keeps resident. */
+function memoryParams(params: readonly string[], opts: OpenOptions): string[] {
+  return opts.sharedBuffersMb === undefined
+    ? [...params]
+    : [...params, '-c', `shared_buffers=${opts.sharedBuffersMb}MB`];
+}
+
 async function openPGlite(opts: OpenOptions): Promise<Database> {
   let client: PGlite;
   let unlock = () => {};
@@ -83,17 +97,29 @@ async function openPGlite(opts: OpenOptions): Promise<Database> {
     // Before anything in the directory is opened: a second process must not touch a live database.
     unlock = lockDataDir(opts.dataDir);
     const dir = path.join(opts.dataDir, 'pglite');
+    const template = opts.template && isEmptyDataDir(dir) ? findTemplate(opts.template) : undefined;
+    if (template) {
+      const t0 = performance.now();
+      copyTemplate(template, dir, opts.fsync !== false);
+      opts.logger?.info(
+        { template, ms: Math.round(performance.now() - t0) },
+        'embedded database created from its prebuilt template',
+      );
+    }
     fs.mkdirSync(dir, { recursive: true });
     if (opts.fsync === false) {
       syncStats = { enabled: false, calls: 0, totalMs: 0 };
-      client = new PGlite(dir);
+      client = new PGlite({ dataDir: dir, startParams: memoryParams(PGlite.defaultStartParams, opts) });
     } else {
       const syncing = new SyncingNodeFS(dir);
       syncStats = syncing.stats;
-      client = new PGlite({ fs: syncing, startParams: durableStartParams(PGlite.defaultStartParams) });
+      client = new PGlite({
+        fs: syncing,
+        startParams: memoryParams(durableStartParams(PGlite.defaultStartParams), opts),
+      });
     }
   } else {
-    client = new PGlite();
+    client = new PGlite({ startParams: memoryParams(PGlite.defaultStartParams, opts) });
   }
   try {
     await client.waitReady;
