@@ -2,11 +2,10 @@
 // for bulk paths and LISTEN/NOTIFY for cross-instance cache invalidation.
 import fs from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { PrismaPg } from '@prisma/adapter-pg';
+import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { runMigrations } from './migrate.js';
 import { lockDataDir } from './data-dir-lock.js';
@@ -131,6 +130,8 @@ async function openPGlite(opts: OpenOptions): Promise<Database> {
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) });
   let socket: PGLiteSocketServer | undefined;
   if (opts.pgliteSocketPort) {
+    // Loaded only when asked for, as PostgreSQL's driver below: modules a start never needs cost time and memory.
+    const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
     socket = new PGLiteSocketServer({
       db: client,
       port: opts.pgliteSocketPort,
@@ -177,6 +178,7 @@ async function openPGlite(opts: OpenOptions): Promise<Database> {
 }
 
 async function openPostgres(opts: OpenOptions): Promise<Database> {
+  const [{ default: pg }, { PrismaPg }] = await Promise.all([import('pg'), import('@prisma/adapter-pg')]);
   const schema = opts.schema;
   const poolConfig: pg.PoolConfig = {
     connectionString: opts.databaseUrl,
