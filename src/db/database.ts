@@ -11,7 +11,7 @@ import { runMigrations } from './migrate.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { durableStartParams, SyncingNodeFS, type SyncStats } from './fsync.js';
 import { backgroundQuery, giveTurns } from './pglite-turns.js';
-import { copyTemplate, findTemplate, isEmptyDataDir, type TemplateChoice } from './pglite-template.js';
+import { copyTemplate, findTemplate, isEmptyDataDir, syncTree, type TemplateChoice } from './pglite-template.js';
 import type { Logger } from 'pino';
 
 export type Row = Record<string, unknown>;
@@ -92,6 +92,7 @@ async function openPGlite(opts: OpenOptions): Promise<Database> {
   let client: PGlite;
   let unlock = () => {};
   let syncStats: SyncStats | undefined;
+  let templateSynced: Promise<void> | undefined;
   if (opts.dataDir) {
     // Before anything in the directory is opened: a second process must not touch a live database.
     unlock = lockDataDir(opts.dataDir);
@@ -99,11 +100,17 @@ async function openPGlite(opts: OpenOptions): Promise<Database> {
     const template = opts.template && isEmptyDataDir(dir) ? findTemplate(opts.template) : undefined;
     if (template) {
       const t0 = performance.now();
-      copyTemplate(template, dir, opts.fsync !== false);
+      copyTemplate(template, dir);
       opts.logger?.info(
         { template, ms: Math.round(performance.now() - t0) },
         'embedded database created from its prebuilt template',
       );
+      // The copy reaches the disk in the background: PostgreSQL syncs its own writes (the WAL at each commit).
+      if (opts.fsync !== false)
+        templateSynced = syncTree(dir).then(
+          (files) => opts.logger?.debug({ files }, 'embedded database template synced to disk'),
+          (err: unknown) => opts.logger?.warn({ err }, 'could not sync the copied template to disk'),
+        );
     }
     fs.mkdirSync(dir, { recursive: true });
     if (opts.fsync === false) {
@@ -172,6 +179,7 @@ async function openPGlite(opts: OpenOptions): Promise<Database> {
       await socket?.stop();
       await prisma.$disconnect();
       await client.close();
+      await templateSynced;
       unlock();
     },
   };
