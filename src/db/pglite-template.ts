@@ -31,6 +31,8 @@ export interface TemplateManifest {
 export interface TemplateChoice {
   name: string;
   facts?: Record<string, string>;
+  /** Where the templates are (default: dist/pglite-template). */
+  root?: string;
 }
 
 /** The installed PGlite's version (its package.json, found from its entry point). */
@@ -54,7 +56,8 @@ export function currentManifest(templates: TemplateManifest['templates']): Templ
 }
 
 /** The directory of a usable template, or undefined (none built, another PGlite, other migrations or facts). */
-export function findTemplate(choice: TemplateChoice, root = TEMPLATE_ROOT): string | undefined {
+export function findTemplate(choice: TemplateChoice): string | undefined {
+  const root = choice.root ?? TEMPLATE_ROOT;
   let manifest: TemplateManifest;
   try {
     manifest = JSON.parse(fs.readFileSync(path.join(root, MANIFEST), 'utf8')) as TemplateManifest;
