@@ -248,7 +248,12 @@ const GOAL_START_RSS_MIB = 250;
 const GOAL_LOAD_RSS_MIB = 400;
 
 /** Rows and goals of one start: milliseconds to /healthz 200 and RSS 5 s later (the server settles meanwhile). */
-async function startRows(bench: Bench, server: Proc, what: string, info: Record<string, unknown>): Promise<void> {
+async function startRows(
+  bench: Bench,
+  server: Proc,
+  what: string,
+  info: Record<string, unknown>,
+): Promise<void> {
   const restart = what.startsWith('restart');
   const ms = server.startMs ?? NaN;
   await new Promise((r) => setTimeout(r, 5_000));

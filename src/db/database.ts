@@ -11,7 +11,13 @@ import { runMigrations } from './migrate.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { durableStartParams, SyncingNodeFS, type SyncStats } from './fsync.js';
 import { backgroundQuery, giveTurns } from './pglite-turns.js';
-import { copyTemplate, findTemplate, isEmptyDataDir, syncTree, type TemplateChoice } from './pglite-template.js';
+import {
+  copyTemplate,
+  findTemplate,
+  isEmptyDataDir,
+  syncTree,
+  type TemplateChoice,
+} from './pglite-template.js';
 import type { Logger } from 'pino';
 
 export type Row = Record<string, unknown>;

@@ -74,7 +74,12 @@ describe('the prebuilt template', () => {
   it('starts an empty data directory with the schema the migrations make, and its data survives a restart', async () => {
     const dataDir = path.join(work, 'fresh');
     const { logger, lines } = capturingLogger();
-    const db = await openDatabase({ dataDir, logger, template: { name: 'schema', root }, sharedBuffersMb: 24 });
+    const db = await openDatabase({
+      dataDir,
+      logger,
+      template: { name: 'schema', root },
+      sharedBuffersMb: 24,
+    });
     try {
       expect(lines().some((l) => l.includes('created from its prebuilt template'))).toBe(true);
       expect(fs.existsSync(path.join(dataDir, 'pglite.template-copy'))).toBe(false);
@@ -91,7 +96,9 @@ describe('the prebuilt template', () => {
     const again = await openDatabase({ dataDir, logger: second.logger, template: { name: 'schema', root } });
     try {
       expect(second.lines().some((l) => l.includes('prebuilt template'))).toBe(false);
-      const rows = await again.sql<{ value: string }>(`SELECT value FROM "TerminologyMarker" WHERE name = 't'`);
+      const rows = await again.sql<{ value: string }>(
+        `SELECT value FROM "TerminologyMarker" WHERE name = 't'`,
+      );
       expect(rows).toEqual([{ value: 'kept' }]);
     } finally {
       await again.close();
