@@ -103,7 +103,7 @@ export const TOPICS = [
       {
         env: 'PGLITE_SHARED_BUFFERS_MB',
         key: 'pgliteSharedBuffersMb',
-        read: int(16, { min: 1, max: 1024 }),
+        read: int(32, { min: 1, max: 1024 }),
         doc:
           "embedded database: PostgreSQL's `shared_buffers` in MiB, most of what it keeps resident (PGlite's own " +
           'default is 128). See [Start and memory](performance.md#start-and-memory)',
