@@ -185,7 +185,6 @@ async function runDatabase(
 ): Promise<void> {
   bench.db = db.kind;
   process.stderr.write(`\n== ${db.kind} ==\n`);
-  const t0 = performance.now();
   let server: Proc;
   try {
     server = await startFhirServer('A', db);
@@ -202,15 +201,7 @@ async function runDatabase(
     });
     throw err;
   }
-  info[`${db.kind}StartMs`] = Math.round(performance.now() - t0);
-  info[`${db.kind}RssAtStartMiB`] = server.rssMiB();
-  bench.add({
-    section: 'server',
-    name: 'start (fresh database) until /healthz 200',
-    status: 'ok',
-    singleMs: [performance.now() - t0],
-    note: `RSS ${server.rssMiB()} MiB after start`,
-  });
+  await startRows(bench, server, 'start (empty database)', info);
   try {
     const session = await signIn(server.base);
     if (want('auth')) await authScenarios(bench, server, session.accessToken);
@@ -222,11 +213,69 @@ async function runDatabase(
     if (me.status !== 200)
       bench.add({ section: 'server', name: 'alive after run', status: 'error', note: describe(me) });
     info[`${db.kind}RssAtEndMiB`] = server.rssMiB();
+    const peak = server.peakRssMiB();
+    info[`${db.kind}PeakRssMiB`] = peak;
+    bench.add({
+      section: 'server',
+      name: 'peak RSS during the run (VmHWM)',
+      status: 'ok',
+      note: `${peak} MiB (goal < ${GOAL_LOAD_RSS_MIB} MiB under the quick bench's load)`,
+    });
+    if (peak !== undefined)
+      bench.goal(
+        `peak RSS during the run < ${GOAL_LOAD_RSS_MIB} MiB`,
+        `${peak} MiB`,
+        peak < GOAL_LOAD_RSS_MIB ? 'PASS' : 'FAIL',
+      );
   } finally {
     const code = await server.stop();
     if (code !== 0)
       bench.add({ section: 'server', name: 'SIGTERM exit', status: 'error', note: `exit code ${code}` });
   }
+  // A restart on the data the run left (the embedded directory, or the same PostgreSQL schema).
+  const again = await startFhirServer('A (restart)', db);
+  try {
+    await startRows(bench, again, 'restart (existing database)', info);
+  } finally {
+    await again.stop();
+  }
+}
+
+/** Goals of issue 27: to /healthz 200 on an empty database, on a restart, and RSS 5 s after the start. */
+const GOAL_START_MS = 3_000;
+const GOAL_RESTART_MS = 1_500;
+const GOAL_START_RSS_MIB = 250;
+const GOAL_LOAD_RSS_MIB = 400;
+
+/** Rows and goals of one start: milliseconds to /healthz 200 and RSS 5 s later (the server settles meanwhile). */
+async function startRows(
+  bench: Bench,
+  server: Proc,
+  what: string,
+  info: Record<string, unknown>,
+): Promise<void> {
+  const restart = what.startsWith('restart');
+  const ms = server.startMs ?? NaN;
+  await new Promise((r) => setTimeout(r, 5_000));
+  const rss = server.rssMiB();
+  const key = restart ? 'Restart' : 'Start';
+  info[`${bench.db}${key}Ms`] = Math.round(ms);
+  info[`${bench.db}RssAfter${key}MiB`] = rss;
+  const goalMs = restart ? GOAL_RESTART_MS : GOAL_START_MS;
+  bench.add({
+    section: 'server',
+    name: `${what} until /healthz 200`,
+    status: 'ok',
+    singleMs: [ms],
+    note: `goal < ${goalMs} ms; RSS ${rss} MiB 5 s later (goal < ${GOAL_START_RSS_MIB} MiB); load ${os.loadavg()[0].toFixed(1)}`,
+  });
+  bench.goal(`${what}: /healthz 200 < ${goalMs} ms`, `${Math.round(ms)} ms`, ms < goalMs ? 'PASS' : 'FAIL');
+  if (rss !== undefined)
+    bench.goal(
+      `${what}: RSS 5 s after < ${GOAL_START_RSS_MIB} MiB`,
+      `${rss} MiB`,
+      rss < GOAL_START_RSS_MIB ? 'PASS' : 'FAIL',
+    );
 }
 
 async function main(): Promise<void> {

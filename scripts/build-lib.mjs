@@ -43,7 +43,14 @@ function sources() {
  * mtimes: a checkout or a copy changes mtimes without changing what would be built. */
 export function inputHash() {
   const hash = crypto.createHash('sha256');
-  const files = [...sources(), 'prisma/schema.prisma', 'package-lock.json', 'scripts/build-lib.mjs'];
+  const migrations = listFiles(path.join(ROOT, 'prisma', 'migrations'), () => false);
+  const files = [
+    ...sources(),
+    'prisma/schema.prisma',
+    ...migrations,
+    'package-lock.json',
+    'scripts/build-lib.mjs',
+  ];
   for (const rel of files) {
     const full = path.join(ROOT, rel);
     hash.update(rel).update('\0');
@@ -111,8 +118,22 @@ export async function build({ log = (m) => process.stderr.write(`build: ${m}\n`)
   // The HL7 isolate script, built once here instead of at every start (bundle.js reads it when present).
   const bundle = await import(pathToFileURL(path.join(DIST, 'bots', 'hl7', 'bundle.js')).href);
   fs.writeFileSync(path.join(DIST, 'bots', 'hl7', HL7_SCRIPT), await bundle.hl7IsolateSource());
+  pgliteTemplates(log);
   fs.writeFileSync(STAMP, `${hash}\n`);
   log(`${entryPoints.length} files -> dist/ in ${Date.now() - started} ms`);
+}
+
+/** The embedded database's templates (src/pglite-template-cli.ts), in a child process: initdb holds ~900 MB at
+ * its peak. Without them a server still starts, through initdb and the migrations: a failure only warns. */
+function pgliteTemplates(log) {
+  const t0 = Date.now();
+  const r = spawnSync(
+    process.execPath,
+    ['--no-node-snapshot', path.join(DIST, 'pglite-template-cli.js'), path.join(DIST, 'pglite-template')],
+    { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+  if (r.status !== 0) log(`warning: no embedded database templates (exit ${r.status ?? r.signal})`);
+  else log(`embedded database templates in ${Date.now() - t0} ms`);
 }
 
 /** Builds unless dist/ is fresh. */

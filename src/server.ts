@@ -23,6 +23,7 @@ import { authFeature } from './auth/feature.js';
 import { botsFeature } from './bots/feature.js';
 import { fhirFeature } from './fhir/feature.js';
 import { terminologyFeature } from './terminology/feature.js';
+import { coreTerminologyMarker } from './terminology/core.js';
 
 export interface RunningServer {
   services: Services;
@@ -97,6 +98,11 @@ async function assemble(
     dataDir: opts.inMemory ? undefined : config.dataDir,
     pgliteSocketPort: config.pgliteSocketPort,
     fsync: config.pgliteFsync,
+    sharedBuffersMb: config.pgliteSharedBuffersMb,
+    // With the core terminology already in (its marker matching the installed definitions) or without it.
+    template: config.loadCoreTerminology
+      ? { name: 'core', facts: { coreTerminology: coreTerminologyMarker() } }
+      : { name: 'schema' },
     logger,
   });
   // Tests on an in-memory database keep no files beside it.

@@ -22,6 +22,10 @@ export interface Proc {
   base: string;
   /** Resident set size of the process in MiB (from /proc/<pid>/status VmRSS). */
   rssMiB(): number | undefined;
+  /** The highest resident set size so far in MiB (VmHWM). */
+  peakRssMiB(): number | undefined;
+  /** Milliseconds from spawning the process to its first /healthz 200 (FHIR servers). */
+  startMs?: number;
   stop(): Promise<number | null>;
   /** The last lines the process wrote (for error reports). */
   tail(): string;
@@ -40,10 +44,10 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** VmRSS of a process in MiB, or undefined when it is gone. */
-export function rssMiB(pid: number): number | undefined {
+/** VmRSS (or with `field`, another size) of a process in MiB, or undefined when it is gone. */
+export function rssMiB(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number | undefined {
   try {
-    const m = /VmRSS:\s+(\d+)\s+kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`${field}:\\s+(\\d+)\\s+kB`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Math.round(Number(m[1]) / 1024) : undefined;
   } catch {
     return undefined;
@@ -60,6 +64,7 @@ function wrap(name: string, child: ChildProcess, base: string, output: string[],
     pid: child.pid ?? -1,
     base,
     rssMiB: () => (child.pid ? rssMiB(child.pid) : undefined),
+    peakRssMiB: () => (child.pid ? rssMiB(child.pid, 'VmHWM') : undefined),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
@@ -99,7 +104,8 @@ async function waitHealthy(
     } catch {
       // not listening yet
     }
-    await new Promise((r) => setTimeout(r, 200));
+    // Often enough to time a start to a few tens of milliseconds.
+    await new Promise((r) => setTimeout(r, 25));
   }
   child.kill('SIGKILL');
   throw new Error(`no healthy /healthz within ${timeoutMs} ms: ${output.join('').slice(-2000)}`);
@@ -165,6 +171,7 @@ export async function startFhirServer(
   }
   if (!main) ensureBuild();
   const output: string[] = [];
+  const spawnedAt = performance.now();
   const child = spawn(process.execPath, ['--no-node-snapshot', main ?? path.join('dist', 'main.js')], {
     cwd: ROOT,
     env,
@@ -178,7 +185,7 @@ export async function startFhirServer(
     if (ownedDir) fs.rmSync(ownedDir, { recursive: true, force: true });
     throw err;
   }
-  return wrap(name, child, base, output, ownedDir);
+  return { ...wrap(name, child, base, output, ownedDir), startMs: performance.now() - spawnedAt };
 }
 
 /** Starts a ceiling server (bench/ceilings/<kind>.ts) in its own process. */

@@ -101,6 +101,14 @@ export const TOPICS = [
           'syncs); `false` turns it off. See [Durability](operations.md#durability-fsync)',
       },
       {
+        env: 'PGLITE_SHARED_BUFFERS_MB',
+        key: 'pgliteSharedBuffersMb',
+        read: int(32, { min: 1, max: 1024 }),
+        doc:
+          "embedded database: PostgreSQL's `shared_buffers` in MiB, most of what it keeps resident (PGlite's own " +
+          'default is 128). See [Start and memory](performance.md#start-and-memory)',
+      },
+      {
         env: 'STUDIO_PORT',
         only: '`npm run studio`',
         type: 'integer',

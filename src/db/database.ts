@@ -2,16 +2,22 @@
 // for bulk paths and LISTEN/NOTIFY for cross-instance cache invalidation.
 import fs from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { PrismaPg } from '@prisma/adapter-pg';
+import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { runMigrations } from './migrate.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { durableStartParams, SyncingNodeFS, type SyncStats } from './fsync.js';
 import { backgroundQuery, giveTurns } from './pglite-turns.js';
+import {
+  copyTemplate,
+  findTemplate,
+  isEmptyDataDir,
+  syncTree,
+  type TemplateChoice,
+} from './pglite-template.js';
 import type { Logger } from 'pino';
 
 export type Row = Record<string, unknown>;
@@ -56,6 +62,11 @@ export interface OpenOptions {
   fsync?: boolean;
   logger?: Logger;
   migrate?: boolean;
+  /** PGlite on disk: an empty data directory starts as a copy of this prebuilt template when one matches
+   * (src/db/pglite-template.ts), instead of initdb and the migrations. */
+  template?: TemplateChoice;
+  /** PGlite: PostgreSQL's shared_buffers in MiB (undefined: PGlite's default, 128 MiB). */
+  sharedBuffersMb?: number;
 }
 
 /** Opens the database the configuration names and applies pending migrations. */
@@ -75,25 +86,52 @@ function quoteIdent(s: string): string {
   return '"' + s.replace(/"/g, '""') + '"';
 }
 
+/** PostgreSQL start parameters with the memory settings (docs/performance.md, Start and memory): shared_buffers
+ * is most of what the embedded database keeps resident. */
+function memoryParams(params: readonly string[], opts: OpenOptions): string[] {
+  return opts.sharedBuffersMb === undefined
+    ? [...params]
+    : [...params, '-c', `shared_buffers=${opts.sharedBuffersMb}MB`];
+}
+
 async function openPGlite(opts: OpenOptions): Promise<Database> {
   let client: PGlite;
   let unlock = () => {};
   let syncStats: SyncStats | undefined;
+  let templateSynced: Promise<void> | undefined;
   if (opts.dataDir) {
     // Before anything in the directory is opened: a second process must not touch a live database.
     unlock = lockDataDir(opts.dataDir);
     const dir = path.join(opts.dataDir, 'pglite');
+    const template = opts.template && isEmptyDataDir(dir) ? findTemplate(opts.template) : undefined;
+    if (template) {
+      const t0 = performance.now();
+      copyTemplate(template, dir);
+      opts.logger?.info(
+        { template, ms: Math.round(performance.now() - t0) },
+        'embedded database created from its prebuilt template',
+      );
+      // The copy reaches the disk in the background: PostgreSQL syncs its own writes (the WAL at each commit).
+      if (opts.fsync !== false)
+        templateSynced = syncTree(dir).then(
+          (files) => opts.logger?.debug({ files }, 'embedded database template synced to disk'),
+          (err: unknown) => opts.logger?.warn({ err }, 'could not sync the copied template to disk'),
+        );
+    }
     fs.mkdirSync(dir, { recursive: true });
     if (opts.fsync === false) {
       syncStats = { enabled: false, calls: 0, totalMs: 0 };
-      client = new PGlite(dir);
+      client = new PGlite({ dataDir: dir, startParams: memoryParams(PGlite.defaultStartParams, opts) });
     } else {
       const syncing = new SyncingNodeFS(dir);
       syncStats = syncing.stats;
-      client = new PGlite({ fs: syncing, startParams: durableStartParams(PGlite.defaultStartParams) });
+      client = new PGlite({
+        fs: syncing,
+        startParams: memoryParams(durableStartParams(PGlite.defaultStartParams), opts),
+      });
     }
   } else {
-    client = new PGlite();
+    client = new PGlite({ startParams: memoryParams(PGlite.defaultStartParams, opts) });
   }
   try {
     await client.waitReady;
@@ -105,6 +143,8 @@ async function openPGlite(opts: OpenOptions): Promise<Database> {
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) });
   let socket: PGLiteSocketServer | undefined;
   if (opts.pgliteSocketPort) {
+    // Loaded only when asked for, as PostgreSQL's driver below: modules a start never needs cost time and memory.
+    const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
     socket = new PGLiteSocketServer({
       db: client,
       port: opts.pgliteSocketPort,
@@ -145,12 +185,14 @@ async function openPGlite(opts: OpenOptions): Promise<Database> {
       await socket?.stop();
       await prisma.$disconnect();
       await client.close();
+      await templateSynced;
       unlock();
     },
   };
 }
 
 async function openPostgres(opts: OpenOptions): Promise<Database> {
+  const [{ default: pg }, { PrismaPg }] = await Promise.all([import('pg'), import('@prisma/adapter-pg')]);
   const schema = opts.schema;
   const poolConfig: pg.PoolConfig = {
     connectionString: opts.databaseUrl,

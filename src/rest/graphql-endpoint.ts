@@ -8,16 +8,10 @@ import express, {
   type Response,
 } from 'express';
 import helmet from 'helmet';
-import { createYoga } from 'graphql-yoga';
-import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { publicSchema } from '../graphql/schema.js';
-import { graphqlLimitPlugins } from '../graphql/limits.js';
-import { maskError } from '../graphql/errors.js';
 import type { Config } from '../config.js';
-import { contextFor } from './request.js';
 import { jsonBodyParser } from './json-body.js';
 import { bodyParserMessage } from './outcome.js';
-import { registerGraphiQLAssets, renderGraphiQLPage } from './graphiql-page.js';
+import { registerGraphiQLAssets } from './graphiql-page.js';
 
 const JSON_TYPES = ['application/json', 'application/graphql-response+json', 'application/*+json'];
 
@@ -52,26 +46,13 @@ export function mountGraphql(app: Express, config: Config): void {
   // GraphiQL from the installed package (no CDN): its assets first, then the page as yoga's renderer.
   const basePath = new URL(config.baseUrl).pathname;
   registerGraphiQLAssets(app);
-  const yoga = createYoga({
-    schema: publicSchema,
-    graphqlEndpoint: '/graphql',
-    landingPage: false,
-    logging: false,
-    // Application errors (core/errors.ts) become GraphQL errors with their status here, at the edge.
-    maskedErrors: { maskError },
-    renderGraphiQL: (options) => renderGraphiQLPage(basePath, { ...options }),
-    // An empty allow-list sends no CORS headers at all (browsers then refuse cross-origin calls).
-    cors: config.corsOrigins.length
-      ? { origin: config.corsOrigins, credentials: true, methods: ['GET', 'POST'] }
-      : false,
-    plugins: [
-      // Form posts, text/plain and header-less GETs (what a page on another site can send without a CORS
-      // preflight) must carry this header, which a cross-site form cannot set.
-      useCSRFPrevention({ requestHeaders: ['x-graphql-yoga-csrf', 'graphql-require-preflight'] }),
-      ...graphqlLimitPlugins(config.graphql),
-    ],
-    context: ({ req }: { req: express.Request }) => contextFor(req),
-  });
+  // yoga, its plugins and the document budgets are loaded on the first /graphql request (the REST paths run their
+  // operations without them): ~0.5 s and ~20 MB less at every start (docs/performance.md, Start and memory).
+  let yoga: Promise<RequestHandler> | undefined;
+  const graphql: RequestHandler = (req, res, next) => {
+    yoga ??= import('./graphql-yoga.js').then((m) => m.yogaHandler(config, basePath));
+    yoga.then((handle) => handle(req, res, next), next);
+  };
 
   const strictHeaders = helmet();
   const graphiqlHeaders = helmet({ contentSecurityPolicy: GRAPHIQL_CSP });
@@ -90,5 +71,5 @@ export function mountGraphql(app: Express, config: Config): void {
     if (req.is(JSON_TYPES)) json(req, res, next);
     else other(req, res, next);
   };
-  app.use('/graphql', headers, body, graphqlBodyError, yoga as unknown as RequestHandler);
+  app.use('/graphql', headers, body, graphqlBodyError, graphql);
 }

