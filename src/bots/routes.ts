@@ -1,12 +1,13 @@
 // Bot operations under the FHIR base: $execute (POST/GET, by id or identifier, sync or Prefer: respond-async),
 // $deploy, and the job status endpoint. Each handler translates HTTP into an internal GraphQL operation.
-import express, { type IRouter, type Request, type RequestHandler, type Response } from 'express';
+import type { IRouter, Request, RequestHandler, Response } from 'express';
 import { graphql } from '../generated/gql/index.js';
 import { ApiError, badRequest } from '../core/errors.js';
 import { HL7_V2, mediaType } from '../core/media-type.js';
 import { runOperation } from '../graphql/executor.js';
 import type { DeclaredOperation, HttpApi } from '../rest/api.js';
 import { encodingError } from '../rest/json-body.js';
+import { boundedRawBody } from '../rest/bounded-body.js';
 import { contextFor } from '../rest/request.js';
 import { asyncHandler, requireAuth } from '../rest/middleware.js';
 import { operationOutcome, sendError, sendFhir } from '../rest/outcome.js';
@@ -123,13 +124,13 @@ export function botRoutes(r: IRouter, base: string, api: HttpApi, jsonParser: Re
       max: api.config.botInputLimit,
       setting: 'BOT_INPUT_LIMIT',
       what: 'Bot input',
-      read: express.raw({ type: () => true, limit: api.config.botInputLimit }),
+      read: boundedRawBody(api.config.botInputLimit),
     },
     hl7: {
       max: api.config.botHl7MaxBytes,
       setting: 'BOT_HL7_MAX_BYTES',
       what: 'An HL7 v2 message',
-      read: express.raw({ type: () => true, limit: api.config.botHl7MaxBytes }),
+      read: boundedRawBody(api.config.botHl7MaxBytes),
     },
   };
   /** The caller's budget admits the execution before its body is read: the project's share of running

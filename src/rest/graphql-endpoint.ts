@@ -12,6 +12,7 @@ import type { Config } from '../config.js';
 import { jsonBodyParser } from './json-body.js';
 import { bodyParserMessage } from './outcome.js';
 import { registerGraphiQLAssets } from './graphiql-page.js';
+import { yogaHandler } from './graphql-yoga.js';
 
 const JSON_TYPES = ['application/json', 'application/graphql-response+json', 'application/*+json'];
 
@@ -46,13 +47,9 @@ export function mountGraphql(app: Express, config: Config): void {
   // GraphiQL from the installed package (no CDN): its assets first, then the page as yoga's renderer.
   const basePath = new URL(config.baseUrl).pathname;
   registerGraphiQLAssets(app);
-  // yoga, its plugins and the document budgets are loaded on the first /graphql request (the REST paths run their
-  // operations without them): ~0.5 s and ~20 MB less at every start (docs/performance.md, Start and memory).
-  let yoga: Promise<RequestHandler> | undefined;
-  const graphql: RequestHandler = (req, res, next) => {
-    yoga ??= import('./graphql-yoga.js').then((m) => m.yogaHandler(config, basePath));
-    yoga.then((handle) => handle(req, res, next), next);
-  };
+  // Loaded at start, not on the first /graphql request: evaluating yoga and its plugins holds the event loop
+  // (718 ms measured by the attack suite on a busy machine), which a request must not pay for everyone.
+  const graphql = yogaHandler(config, basePath);
 
   const strictHeaders = helmet();
   const graphiqlHeaders = helmet({ contentSecurityPolicy: GRAPHIQL_CSP });
