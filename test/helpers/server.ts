@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { afterAll, beforeAll } from 'vitest';
 import { startServer, type RunningServer } from '../../src/server.js';
 import type { Config } from '../../src/config.js';
@@ -41,6 +41,8 @@ export interface TestServerOptions {
   dataDir?: string;
   /** Keep the embedded database on disk in a temporary directory, removed at close (default: in memory). */
   onDisk?: boolean;
+  /** Where the server logs (default: nowhere, or TEST_LOG_LEVEL to stdout): for a test that reads its log lines. */
+  logger?: Logger;
 }
 
 /** Starts a server for tests; close() closes it, removes its temporary data directory and drops the schema it made.
@@ -63,7 +65,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     running = await startServer({
       env: process.env,
       inMemory: !onPostgres && !opts.dataDir && !opts.onDisk,
-      logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+      logger: opts.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
       config: {
         port: 0,
         host: '127.0.0.1',

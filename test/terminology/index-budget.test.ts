@@ -4,18 +4,8 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { expect, it } from 'vitest';
-import { startServer } from '../../src/server.js';
 import type { Config } from '../../src/config.js';
-import {
-  ADMIN_PASSWORD,
-  CLIENT_ID,
-  CLIENT_SECRET,
-  call,
-  dropSchema,
-  newSchemaName,
-  onPostgres,
-  signIn,
-} from '../helpers/server.js';
+import { ADMIN_PASSWORD, call, signIn, withTestServer } from '../helpers/server.js';
 
 const DROPPED = 'dropped a code system index (budget)';
 
@@ -31,29 +21,7 @@ async function withLoggedServer(
       cb();
     },
   });
-  const schema = onPostgres ? newSchemaName() : undefined;
-  const server = await startServer({
-    env: process.env,
-    inMemory: !onPostgres,
-    logger: pino({ level: 'info' }, sink),
-    config: {
-      port: 0,
-      host: '127.0.0.1',
-      adminPassword: ADMIN_PASSWORD,
-      clientId: CLIENT_ID,
-      clientSecret: CLIENT_SECRET,
-      databaseUrl: process.env.TEST_DATABASE_URL,
-      databaseSchema: schema,
-      loadCoreTerminology: false,
-      ...config,
-    },
-  });
-  try {
-    await fn(server.url, logs);
-  } finally {
-    await server.close();
-    await dropSchema(schema);
-  }
+  await withTestServer({ config, logger: pino({ level: 'info' }, sink) }, (server) => fn(server.base, logs));
 }
 
 it('over TERMINOLOGY_INDEX_BUDGET_MB the least recently used index is dropped, and rebuilt when used', async () => {
