@@ -8,26 +8,41 @@ import { connect, statuses, waitFor, type RawConnection } from './raw-http.js';
 
 const target = useAttackTarget({ REQUEST_TIMEOUT: '2000', MAX_CONNECTIONS_PER_ADDRESS: '8' });
 
+/** Sends `first`, then `next()` every `everyMs` until the server closes the connection (or the attack is given
+ * up); answers the status the server wrote, and what it wrote. */
+async function trickle(
+  port: number,
+  first: string,
+  next: () => string,
+  everyMs: number,
+  signal: AbortSignal,
+): Promise<{ status: number; body: string }> {
+  const c = await connect(port);
+  c.socket.write(first);
+  const timer = setInterval(() => c.socket.write(next()), everyMs);
+  try {
+    await Promise.race([
+      c.whenClosed,
+      new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
+    ]);
+  } finally {
+    clearInterval(timer);
+    c.socket.destroy();
+  }
+  return { status: statuses(c.received())[0] ?? 0, body: c.received() };
+}
+
 describe('slow clients', () => {
   it('a body trickled one byte every 500 ms is answered 408 when REQUEST_TIMEOUT runs out', async () => {
-    const o = await underAttack(target, async (signal) => {
-      const c = await connect(target.port);
-      c.socket.write(
+    const o = await underAttack(target, (signal) =>
+      trickle(
+        target.port,
         'POST /auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
-      );
-      const trickle = setInterval(() => c.socket.write(' '), 500);
-      try {
-        await Promise.race([
-          c.whenClosed,
-          new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
-        ]);
-      } finally {
-        clearInterval(trickle);
-        c.socket.destroy();
-      }
-      const status = statuses(c.received())[0];
-      return { status: status ?? 0, body: c.received() };
-    });
+        () => ' ',
+        500,
+        signal,
+      ),
+    );
     expectContained(o, { status: 408 });
   });
 
@@ -35,23 +50,17 @@ describe('slow clients', () => {
     // A server of its own (in this process: a stalled header line stalls nothing else), REQUEST_TIMEOUT far beyond
     // the test's 5 s: only HEADERS_TIMEOUT (1 s) can cut it off.
     await withTestServer({ config: { requestTimeoutMs: 120_000, headersTimeoutMs: 1_000 } }, async (own) => {
-      const o = await underAttack(own, async (signal) => {
-        const c = await connect(Number(new URL(own.base).port));
-        c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
-        let n = 0;
-        // Never ends the headers: a header line at a time, for as long as the server keeps the connection.
-        const trickle = setInterval(() => c.socket.write(`X-Slow-${n++}: 1\r\n`), 250);
-        try {
-          await Promise.race([
-            c.whenClosed,
-            new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
-          ]);
-        } finally {
-          clearInterval(trickle);
-          c.socket.destroy();
-        }
-        return { status: statuses(c.received())[0] ?? 0, body: c.received() };
-      });
+      let n = 0;
+      // Never ends the headers: a header line at a time, for as long as the server keeps the connection.
+      const o = await underAttack(own, (signal) =>
+        trickle(
+          Number(new URL(own.base).port),
+          'GET /healthz HTTP/1.1\r\nHost: x\r\n',
+          () => `X-Slow-${n++}: 1\r\n`,
+          250,
+          signal,
+        ),
+      );
       expectContained(o, { status: 408 });
     });
   }, 60_000);
