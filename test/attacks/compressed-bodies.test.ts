@@ -52,12 +52,6 @@ function unfinished(
   });
 }
 
-const log = (o: { status: unknown; ms: number; worstHealthMs: number }) =>
-  console.info(
-    `[attack] ${expect.getState().currentTestName}: ${String(o.status)} in ${o.ms.toFixed(0)} ms, worst /healthz ` +
-      `${o.worstHealthMs.toFixed(0)} ms`,
-  );
-
 describe('compression bombs', () => {
   const target = useAttackTarget({}, { signIn: true });
   let botId: string;
@@ -104,7 +98,6 @@ describe('compression bombs', () => {
       expect(small.status).toBe(200);
       const before = memoryOf(target.child.pid);
       const o = await underAttack(target, send(bomb));
-      log(o);
       const after = memoryOf(target.child.pid);
       expectContained(o, { status: 413, maxMs: 2_000 });
       expect(JSON.parse(o.body).issue[0]).toMatchObject({
@@ -134,7 +127,6 @@ describe('compression bombs', () => {
         body: bigBomb,
       }),
     );
-    log(o);
     expectContained(o, { status: 413 });
     expect(JSON.parse(o.body).issue[0].code).toBe('too-costly');
     expect(o.body).toMatch(/52428800 bytes \(BODY_LIMIT\)/);
@@ -186,7 +178,6 @@ describe('compression bombs', () => {
         body: loginBomb,
       }),
     );
-    log(login);
     expectContained(login, { status: 413 });
     expect(login.body).toMatch(/65536 bytes \(AUTH_BODY_LIMIT\)/);
 
@@ -198,7 +189,6 @@ describe('compression bombs', () => {
         body: formBomb,
       }),
     );
-    log(token);
     expectContained(token, { status: 413 });
     expect(JSON.parse(token.body)).toMatchObject({ error: 'invalid_request' });
     expect(token.body).toMatch(/65536 bytes/);
@@ -267,7 +257,6 @@ describe('bot input waits for the budget', () => {
       const o = await underAttack(target, (signal) =>
         unfinished(url, { ...headers, ...extra }, '[{"a":1},', signal),
       );
-      log(o);
       expectContained(o, { status: 429, maxMs: 1_000 });
       expect(JSON.parse(o.body).issue[0]).toMatchObject({ code: 'throttled' });
       expect(o.body).toMatch(/BOT_PROJECT_MAX_CONCURRENT/);
@@ -294,7 +283,6 @@ describe('bot input waits for the budget', () => {
         signal,
       ),
     );
-    log(o);
     expectContained(o, { status: 429, maxMs: 1_000 });
     expect(o.body).toMatch(/BOT_JOBS_QUEUED_PER_PROJECT/);
   });
