@@ -31,7 +31,8 @@ export function requestLogger(api: HttpApi): (req: Request, res: Response) => vo
     req.id = id;
     res.setHeader('X-Request-Id', id);
     // Health probes (load balancers, Kubernetes) come every few seconds: not timed, not logged.
-    if (req.url === '/healthz' || req.url.startsWith('/healthz')) return;
+    const u = req.url;
+    if (u === '/healthz' || u.startsWith('/healthz/') || u.startsWith('/healthz?')) return;
     const start = process.hrtime.bigint();
     // Every way of sending headers (res.json, res.end, an explicit writeHead) goes through writeHead.
     const writeHead = res.writeHead;
