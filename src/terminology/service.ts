@@ -312,11 +312,6 @@ export class TerminologyService {
     url: string,
     version?: string,
   ): Promise<ResourceRow | undefined> {
-    const byId = (id: string) =>
-      this.db.sql<ResourceRow & Record<string, unknown>>(
-        `SELECT ${ROW_COLUMNS} FROM "${type}" WHERE id = $1::uuid`,
-        [id],
-      );
     if (version !== undefined) {
       const [row] = await this.db.sql<ResourceRow & Record<string, unknown>>(
         `SELECT ${ROW_COLUMNS} FROM "${type}" WHERE url = $1 AND ("projectId" = $2::uuid OR "projectId" IS NULL)
@@ -335,7 +330,10 @@ export class TerminologyService {
     const own = candidates.filter((c) => c.shared === candidates[0].shared);
     // A stable sort keeps the most recently updated first among equal versions.
     const best = own.sort((a, b) => compareVersionsDesc(a.version ?? '', b.version ?? ''))[0];
-    const [row] = await byId(best.id);
+    const [row] = await this.db.sql<ResourceRow & Record<string, unknown>>(
+      `SELECT ${ROW_COLUMNS} FROM "${type}" WHERE id = $1::uuid`,
+      [best.id],
+    );
     return row;
   }
 
