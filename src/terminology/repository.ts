@@ -6,6 +6,7 @@ import type { FhirResource } from '../fhir/types.js';
 import { indexLimitMessage, overIndexLimit } from '../fhir/resource-strings.js';
 import {
   checkComposeShape,
+  countComposeClauses,
   TerminologyError,
   type CodeSystemConcept,
   type CodeSystemResource,
@@ -146,6 +147,9 @@ export function validateValueSet(
 ): void {
   if (vs.url !== undefined && typeof vs.url !== 'string')
     throw badRequest('ValueSet.url must be a string', ['ValueSet.url']);
+  // The bounds first (they read lengths only), then the shape (a walk of every clause).
+  if (maxComposeClauses !== undefined) checkComposeClauses(vs, maxComposeClauses);
+  if (maxEntries !== undefined) checkValueSetEntries(vs, maxEntries, 'ValueSet');
   if (vs.compose !== undefined) {
     try {
       checkComposeShape(vs.compose);
@@ -154,26 +158,16 @@ export function validateValueSet(
       throw err;
     }
   }
-  if (maxEntries !== undefined) checkValueSetEntries(vs, maxEntries, 'ValueSet');
-  if (maxComposeClauses !== undefined) checkComposeClauses(vs, maxComposeClauses);
 }
 
 /** 422 when a ValueSet's compose has more clauses (include, exclude, filter and valueSet entries together) than
  * one expansion may evaluate (EXPAND_MAX_COMPOSE_CLAUSES), counted as the engine counts them. */
 function checkComposeClauses(vs: Record<string, unknown>, max: number): void {
-  const compose = vs.compose as { include?: unknown; exclude?: unknown } | undefined;
-  let n = 0;
-  for (const list of [compose?.include, compose?.exclude]) {
-    if (!Array.isArray(list)) continue;
-    n += list.length;
-    for (const c of list as Array<{ filter?: unknown[]; valueSet?: unknown[] } | null>)
-      n += (c?.filter?.length ?? 0) + (c?.valueSet?.length ?? 0);
-  }
-  if (n > max)
+  if (countComposeClauses(vs.compose, max) > max)
     throw new ApiError(
       422,
       'too-costly',
-      `The ValueSet has ${n} compose clauses, more than one expansion may evaluate (${max}; include, exclude, ` +
+      `The ValueSet has more compose clauses than one expansion may evaluate (${max}; include, exclude, ` +
         'filter and valueSet entries together; EXPAND_MAX_COMPOSE_CLAUSES)',
       { expression: ['ValueSet.compose'] },
     );

@@ -61,8 +61,9 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
   }
 
   const compose: unknown = vs.compose;
-  checkComposeShape(compose);
+  // Counted first: it reads array lengths only, so an oversized compose is refused before any walk of it.
   chargeClauses(compose, ctx);
+  checkComposeShape(compose);
   const includes = sortIncludes(compose.include ?? []);
   const excludes = compose.exclude ?? [];
   // One code system named in several versions: every entry shows its version (the IG's expansions do).
@@ -120,22 +121,43 @@ export async function evaluateValueSet(vs: ValueSetResource, ctx: ComposeContext
 
 /** Counts a compose's clauses against the expansion's limit before any is evaluated: each costs a code system
  * lookup and a pass over it (50,000 is-a includes held the event loop 3.4 s). */
-function chargeClauses(compose: NonNullable<ValueSetResource['compose']>, ctx: ComposeContext): void {
+function chargeClauses(compose: unknown, ctx: ComposeContext): void {
   const budget = ctx.composeClauses;
   if (!budget) return;
-  for (const list of [compose.include, compose.exclude]) {
+  budget.used += countComposeClauses(compose, budget.max - budget.used + 1);
+  if (budget.used > budget.max) throw tooManyClauses(budget.max);
+}
+
+/** Compose clauses (include and exclude entries, their filter and valueSet entries) of a compose of any shape,
+ * counted from array lengths alone and given up once past `stopAfter`: its cost is bounded by the limit, not by
+ * the size of what a client sent. */
+export function countComposeClauses(compose: unknown, stopAfter: number): number {
+  if (typeof compose !== 'object' || compose === null) return 0;
+  const c = compose as { include?: unknown; exclude?: unknown };
+  let n = 0;
+  for (const list of [c.include, c.exclude]) {
     if (!Array.isArray(list)) continue;
-    budget.used += list.length;
-    for (const c of list) budget.used += (c?.filter?.length ?? 0) + (c?.valueSet?.length ?? 0);
+    n += list.length;
+    for (let i = 0; i < list.length && n <= stopAfter; i++) {
+      const clause = list[i] as { filter?: unknown; valueSet?: unknown } | null;
+      if (typeof clause !== 'object' || clause === null) continue;
+      if (Array.isArray(clause.filter)) n += clause.filter.length;
+      if (Array.isArray(clause.valueSet)) n += clause.valueSet.length;
+    }
+    if (n > stopAfter) break;
   }
-  if (budget.used > budget.max)
-    throw new TerminologyError(
-      422,
-      'too-costly',
-      `The value sets of this expansion have more than ${budget.max} compose clauses (include, exclude, filter ` +
-        `and valueSet entries together; EXPAND_MAX_COMPOSE_CLAUSES)`,
-      ['ValueSet.compose'],
-    );
+  return n;
+}
+
+/** 422 too-costly: more compose clauses than EXPAND_MAX_COMPOSE_CLAUSES. */
+export function tooManyClauses(max: number): TerminologyError {
+  return new TerminologyError(
+    422,
+    'too-costly',
+    `The value sets of this expansion have more than ${max} compose clauses (include, exclude, filter ` +
+      `and valueSet entries together; EXPAND_MAX_COMPOSE_CLAUSES)`,
+    ['ValueSet.compose'],
+  );
 }
 
 /** The includes in document order, except that the includes of one code system with versions come latest

@@ -8,7 +8,7 @@
 // The request's values are checked before all of them (request-check.ts), once.
 import type { CodeSystemIndex } from './code-system-index.js';
 import { EngineComposeContext } from './compose-context.js';
-import { valueSetIdentity } from './compose.js';
+import { countComposeClauses, tooManyClauses, valueSetIdentity } from './compose.js';
 import { describe, importedValueSets } from './expand-describe.js';
 import { detailsWanted, loadDetails, pageOf } from './expand-page.js';
 import { prepare, type ExpansionPlan } from './expand-prepare.js';
@@ -116,6 +116,9 @@ export class ExpansionEngine {
     if (plan.defaultValueSetVersion.size > 0) ctx.defaultValueSetVersion = plan.defaultValueSetVersion;
     if (req.versionsMatch !== undefined) ctx.versionsMatch = req.versionsMatch;
     if (vs.contained) ctx.contained = vs.contained;
+    // Before the identity, which serialises an inline compose: an oversized one is refused from its lengths.
+    if (countComposeClauses(vs.compose, ctx.composeClauses.max) > ctx.composeClauses.max)
+      throw tooManyClauses(ctx.composeClauses.max);
     return this.memberships.membership(vs, ctx, plan.versionKey, valueSetIdentity(vs, !plan.inline));
   }
 }

@@ -32,7 +32,7 @@ export { parseLanguageList } from './languages.js';
 export { ExpansionEngine, defaultEngine, expandValueSet, type ExpansionEngineOptions } from './expand.js';
 export { checkParameter, checkRequest, describeValue, type CheckedRequest } from './request-check.js';
 export { warmFilterPaths } from './ranking.js';
-export { valueSetIdentity } from './compose.js';
+export { countComposeClauses, valueSetIdentity } from './compose.js';
 export { checkComposeShape } from './compose-shape.js';
 export { Membership } from './membership.js';
 export { TerminologyError, type TerminologyIssueCode } from './errors.js';
