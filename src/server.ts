@@ -165,10 +165,22 @@ async function assemble(
         // the grace to finish.
         draining = true;
         closeInFlight();
+        const started = performance.now();
         await drain(server, config.shutdownGraceMs);
+        const drained = performance.now();
         eventLoop.stop();
         for (const f of [...features].reverse()) await f.close?.();
+        const featuresClosed = performance.now();
         await db.close();
+        // Where a slow shutdown spent its time (the requests' grace, the bots and caches, the database).
+        logger.info(
+          {
+            drainMs: Math.round(drained - started),
+            featuresMs: Math.round(featuresClosed - drained),
+            databaseMs: Math.round(performance.now() - featuresClosed),
+          },
+          'closed',
+        );
       })();
       return closing;
     },

@@ -1,6 +1,6 @@
 // Logging never holds the server: a real server process whose stdout pipe nobody reads (a stopped log shipper)
 // keeps answering, drops the log lines it cannot write (counted in /healthz), and on SIGTERM exits within the
-// shutdown grace; a reader that is gone (EPIPE) does not crash it either. Before, pino's destination flushed synchronously at exit into the full pipe: the process got
+// shutdown grace and close margin; a reader that is gone (EPIPE) does not crash it either. Before, pino's destination flushed synchronously at exit into the full pipe: the process got
 // SIGTERM, ran its shutdown, and never exited until the watchdog SIGKILLed it (SHUTDOWN_GRACE + 10 s later).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,6 +12,8 @@ import { onPostgres, newSchemaName, dropSchema } from '../helpers/server.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const GRACE_MS = 3_000;
+/** What the server allows itself after the grace to close (src/main.ts: the forced exit comes then). */
+const CLOSE_MARGIN_MS = 5_000;
 const dataDirs: string[] = [];
 const schemas: string[] = [];
 
@@ -90,13 +92,16 @@ describe('a server whose stdout is not read', () => {
 
         const signalled = Date.now();
         child.kill('SIGTERM');
-        // Well past the grace (the old code was still there at grace + 10 s, when its watchdog killed it).
-        const timer = setTimeout(() => child.kill('SIGKILL'), GRACE_MS + 8_000);
+        // Well past the grace and margin (the old code was still there at grace + 10 s, when its watchdog killed it).
+        const timer = setTimeout(() => child.kill('SIGKILL'), GRACE_MS + CLOSE_MARGIN_MS + 3_000);
         await exit;
         clearTimeout(timer);
         const exited = exitOf();
         expect({ code: exited?.code, signal: exited?.signal }).toEqual({ code: 0, signal: null });
-        expect(exited!.at - signalled).toBeLessThan(GRACE_MS);
+        // Exit 0: closed normally, not by the forced exit (code 1, grace + 5 s) or the watchdog's SIGKILL. The
+        // server's bound is the grace for requests and CLOSE_MARGIN_MS more to close bots and the database (on a
+        // loaded CI machine, beside bots running out of memory, the whole shutdown once took 5 s).
+        expect(exited!.at - signalled).toBeLessThan(GRACE_MS + CLOSE_MARGIN_MS);
         // Checked last, so that the old code shows its failure to exit first.
         expect(health.logs?.dropped).toBeGreaterThan(0);
       } finally {
