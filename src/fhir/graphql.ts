@@ -107,6 +107,7 @@ builder.mutationField('createResource', (t) =>
         args.resourceType,
         undefined,
         resourceBudget(ctx),
+        store,
       );
       return store.create(caller, resource, { stream: streamingAllowed(ctx) });
     },
@@ -129,6 +130,7 @@ builder.mutationField('updateResource', (t) =>
         args.resourceType,
         args.id,
         resourceBudget(ctx),
+        store,
       );
       return store.update(caller, args.id, resource, {
         stream: streamingAllowed(ctx),

@@ -38,13 +38,14 @@ export class ResourceRegistry {
 
 const ID_RE = /^[A-Za-z0-9\-.]{1,64}$/;
 
-/** Checks a request body is a FHIR resource of the expected type (and id, for updates) whose strings can be stored,
- * and that matches FHIR R4's definition of its type. */
+/** Checks a request body is a FHIR resource of the expected type (and id, for updates) within its store's bounds,
+ * whose strings can be stored, and that matches FHIR R4's definition of its type. */
 export async function validateResourceBody(
   body: unknown,
   resourceType: string,
   id?: string,
   budget?: ResourceBudget,
+  store?: Pick<ResourceStore, 'checkBounds'>,
 ): Promise<FhirResource> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw badRequest('Request body must be a FHIR resource (a JSON object)');
@@ -58,6 +59,8 @@ export async function validateResourceBody(
     if (r.id !== undefined && r.id !== id)
       throw badRequest(`Resource id ${String(r.id)} does not match the URL id ${id}`, ['id']);
   }
+  // The cheap bounds first: the walks below cost what the body holds.
+  store?.checkBounds?.(r);
   await checkResourceStrings(r, resourceType, budget);
   await checkAgainstDefinition(r, resourceType);
   return r;

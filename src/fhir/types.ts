@@ -52,6 +52,9 @@ export interface ResourceStore {
   update(caller: Caller, id: string, resource: FhirResource, ret?: ReturnOptions): Promise<FhirResource>;
   delete(caller: Caller, id: string): Promise<void>;
   search(caller: Caller, params: SearchParams): Promise<{ resources: FhirResource[]; total: number }>;
+  /** The store's size limits a body can be judged on from array lengths alone (work bounded by the limits, not
+   * by the body), checked before anything walks it: an oversized body is refused at once. */
+  checkBounds?(resource: FhirResource): void;
 }
 
 /** Splits an identifier search value into system and value (FHIR token syntax). */

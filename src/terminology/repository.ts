@@ -148,8 +148,7 @@ export function validateValueSet(
   if (vs.url !== undefined && typeof vs.url !== 'string')
     throw badRequest('ValueSet.url must be a string', ['ValueSet.url']);
   // The bounds first (they read lengths only), then the shape (a walk of every clause).
-  if (maxComposeClauses !== undefined) checkComposeClauses(vs, maxComposeClauses);
-  if (maxEntries !== undefined) checkValueSetEntries(vs, maxEntries, 'ValueSet');
+  checkValueSetBounds(vs, maxEntries, maxComposeClauses);
   if (vs.compose !== undefined) {
     try {
       checkComposeShape(vs.compose);
@@ -158,6 +157,17 @@ export function validateValueSet(
       throw err;
     }
   }
+}
+
+/** 422 when a ValueSet enumerates more than `maxEntries` entries or has more than `maxComposeClauses` compose
+ * clauses (each limit checked when given); the work is bounded by the limits, whatever the resource holds. */
+export function checkValueSetBounds(
+  vs: Record<string, unknown>,
+  maxEntries?: number,
+  maxComposeClauses?: number,
+): void {
+  if (maxComposeClauses !== undefined) checkComposeClauses(vs, maxComposeClauses);
+  if (maxEntries !== undefined) checkValueSetEntries(vs, maxEntries, 'ValueSet');
 }
 
 /** 422 when a ValueSet's compose has more clauses (include, exclude, filter and valueSet entries together) than

@@ -21,6 +21,7 @@ import {
   ROW_COLUMNS_TEXT,
   rowToResource,
   selectVisible,
+  checkValueSetBounds,
   validateValueSet,
   type ResourceRow,
   type Saved,
@@ -61,6 +62,12 @@ export class TerminologyStore implements ResourceStore {
     return this.type === 'CodeSystem'
       ? `${ROW_COLUMNS_TEXT}, ${LIVE_GENERATION_COLUMNS}`
       : `${ROW_COLUMNS_TEXT}, NULL AS "generationId", NULL AS "conceptCount"`;
+  }
+
+  /** A ValueSet's enumerated entries and compose clauses against their limits, counted from lengths alone. */
+  checkBounds(resource: FhirResource): void {
+    if (this.type === 'ValueSet')
+      checkValueSetBounds(resource, this.terminology.valueSetMaxEntries, this.terminology.maxComposeClauses);
   }
 
   /** Validates the body; for a CodeSystem also flattens its concepts into rows and drops the tree (the response is

@@ -32,9 +32,16 @@ async function expectRefusedWrite(body: string, url: string, setting: string): P
 }
 
 describe('a stored document too big to read', () => {
-  it('a ValueSet of 300,000 compose.include entries (10 MB): 422 naming RESOURCE_MAX_CHARS, nothing stored', async () => {
+  it('a ValueSet of 300,000 compose.include entries (10 MB): 422 naming EXPAND_MAX_COMPOSE_CLAUSES, nothing stored', async () => {
+    // Counted from the array's length before anything walks the body (it is also over RESOURCE_MAX_CHARS).
     const include = Array.from({ length: 300_000 }, (_, i) => `{"system":"http://example.org/cs/${i}"}`);
     const body = `{"resourceType":"ValueSet","url":"${URL}","status":"active","compose":{"include":[${include.join(',')}]}}`;
+    await expectRefusedWrite(body, URL, 'EXPAND_MAX_COMPOSE_CLAUSES');
+  });
+
+  it('a ValueSet of 5,000 contacts of 1,000-character names (5 MB): 422 naming RESOURCE_MAX_CHARS, nothing stored', async () => {
+    const contact = Array.from({ length: 5_000 }, (_, i) => `{"name":"${String(i).padEnd(1000, 'x')}"}`);
+    const body = `{"resourceType":"ValueSet","url":"${URL}","status":"active","contact":[${contact.join(',')}]}`;
     await expectRefusedWrite(body, URL, 'RESOURCE_MAX_CHARS');
   });
 
