@@ -32,10 +32,9 @@ export class Accounts {
     if (!caller.admin) throw forbidden('Only a project admin can create users');
     const normalized = normalizeEmail(email);
     if (!normalized) throw badRequest('email is not a valid address', ['email']);
-    if (password.length < 8 || password.length > 1024)
-      throw badRequest('password must be 8-1024 characters', ['password']);
+    const checked = await this.passwords.checkNew(password, 'password', normalized);
     this.take(caller);
-    const passwordHash = await this.passwords.hash(password);
+    const passwordHash = await this.passwords.hash(checked);
     const create = () =>
       this.db.prisma.$transaction(async (tx) => {
         if (await tx.user.findUnique({ where: { email: normalized }, select: { id: true } })) {

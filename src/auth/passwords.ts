@@ -5,6 +5,7 @@ import crypto from 'node:crypto';
 import { promisify } from 'node:util';
 import { ApiError } from '../core/errors.js';
 import type { Config } from '../config.js';
+import { checkNewPassword, DEFAULT_MIN_PASSWORD_LENGTH } from './password-policy.js';
 
 const scrypt = promisify(crypto.scrypt) as (
   password: string,
@@ -30,6 +31,8 @@ export interface HasherOptions {
   concurrency: number;
   /** Hashes allowed to wait; beyond this a sign-in is refused with 503 (the server is protecting its memory). */
   maxQueue: number;
+  /** The shortest new password (password-policy.ts; default DEFAULT_MIN_PASSWORD_LENGTH). */
+  minLength?: number;
 }
 
 /** Hashes and verifies passwords at a configured cost, a bounded number at a time. */
@@ -50,6 +53,17 @@ export class PasswordHasher {
     const salt = crypto.randomBytes(16);
     const hash = await this.run(password, salt, KEYLEN, this.n, R, P);
     return ['scrypt', this.n, R, P, salt.toString('base64url'), hash.toString('base64url')].join('$');
+  }
+
+  /** Checks a new password against the policy: a 400 naming `field` when it fails (password-policy.ts). `email`:
+   * the account's address, which the password may not be. */
+  checkNew(password: unknown, field: string, email?: string): Promise<string> {
+    return checkNewPassword(password, field, this.opts.minLength ?? DEFAULT_MIN_PASSWORD_LENGTH, email);
+  }
+
+  /** checkNew, then hash. */
+  async hashNew(password: unknown, field: string, email?: string): Promise<string> {
+    return this.hash(await this.checkNew(password, field, email));
   }
 
   /** Checks a password against a stored hash in constant time; `rehash` when the hash is weaker than the current cost. */
@@ -122,5 +136,6 @@ export function passwordHasher(config: Config): PasswordHasher {
     cost: config.passwordHashCost,
     concurrency: config.passwordHashConcurrency,
     maxQueue: 32 * config.passwordHashConcurrency,
+    minLength: config.passwordMinLength,
   });
 }

@@ -45,9 +45,7 @@ export async function createProject(
     throw badRequest(`name must be 1-${MAX_NAME} characters`, ['name']);
   const email = normalizeEmail(input.adminEmail);
   if (!email) throw badRequest('adminEmail is not a valid address', ['adminEmail']);
-  if (input.adminPassword.length < 8 || input.adminPassword.length > 1024)
-    throw badRequest('adminPassword must be 8-1024 characters', ['adminPassword']);
-  const passwordHash = await passwords.hash(input.adminPassword);
+  const passwordHash = await passwords.hashNew(input.adminPassword, 'adminPassword', email);
   return db.prisma.$transaction(async (tx) => {
     // Only server administrators get here, so saying the address is taken reveals nothing to a tenant.
     if (await tx.user.findUnique({ where: { email }, select: { id: true } }))

@@ -198,6 +198,14 @@ export const TOPICS = [
           'are upgraded at the next sign-in',
       },
       {
+        env: 'PASSWORD_MIN_LENGTH',
+        key: 'passwordMinLength',
+        read: int(8, { min: 8, max: 64 }),
+        doc:
+          'fewest characters of a new password (NIST SP 800-63B; its revision 4 asks 15 where the password is ' +
+          'the only factor). A new password also may not be one of 49,233 common passwords or the account address',
+      },
+      {
         env: 'PASSWORD_HASH_CONCURRENCY',
         key: 'passwordHashConcurrency',
         read: int(2, { atLeast: 1 }),
