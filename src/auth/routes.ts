@@ -71,6 +71,12 @@ const MeDoc = graphql(`
   }
 `);
 
+const ChangePasswordDoc = graphql(`
+  mutation RestChangePassword($oldPassword: String!, $newPassword: String!) {
+    changePassword(oldPassword: $oldPassword, newPassword: $newPassword)
+  }
+`);
+
 const RevokeDoc = graphql(`
   mutation RestRevokeSession($loginId: String!) {
     revokeSession(loginId: $loginId)
@@ -173,6 +179,30 @@ export function authRouter(jsonParser: express.RequestHandler): Router {
       if (typeof loginId !== 'string') throw badRequest('loginId must be a string', ['loginId']);
       await runOperation(RevokeDoc, { loginId }, contextFor(req));
       sendFhir(res, 200, operationOutcome('information', 'informational', 'Session revoked'));
+    }),
+  );
+  // Medplum's path and body: {"oldPassword", "newPassword"}; the answer an OperationOutcome.
+  r.post(
+    '/auth/changepassword',
+    requireAuth,
+    jsonParser,
+    asyncHandler(async (req, res) => {
+      const body = requireJsonObject(req.body);
+      const oldPassword = optionalString(body, 'oldPassword');
+      const newPassword = optionalString(body, 'newPassword');
+      if (!oldPassword) throw badRequest('oldPassword is required', ['oldPassword']);
+      if (!newPassword) throw badRequest('newPassword is required', ['newPassword']);
+      const data = await runOperation(ChangePasswordDoc, { oldPassword, newPassword }, contextFor(req));
+      const ended = data.changePassword;
+      sendFhir(
+        res,
+        200,
+        operationOutcome(
+          'information',
+          'informational',
+          `Password changed; ${ended} other session${ended === 1 ? '' : 's'} ended`,
+        ),
+      );
     }),
   );
   return r;

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { Accounts } from './accounts.js';
+import { PasswordChange } from './password-change.js';
 import { ClientAuthenticator } from './client-auth.js';
 import { TokenGrants } from './grants.js';
 import type { SigningKeys } from './keys.js';
@@ -33,6 +34,8 @@ export class AuthService {
   /** A project's members and invitations, as its admins manage them. */
   readonly members: Members;
   readonly accounts: Accounts;
+  /** A signed-in user's password change. */
+  readonly passwordChange: PasswordChange;
 
   constructor(
     db: Database,
@@ -51,6 +54,7 @@ export class AuthService {
     this.introspection = new TokenIntrospection(db, this.tokens, this.cache, this.sessions);
     this.accounts = new Accounts(db, config, this.passwords);
     this.members = new Members(db, this.sessions);
+    this.passwordChange = new PasswordChange(db, config, this.passwords, this.sessions);
   }
 
   /** Subscribes the session cache to its channels. */

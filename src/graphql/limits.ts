@@ -29,6 +29,7 @@ export const EXPENSIVE_FIELDS: ReadonlySet<string> = new Set([
   'Mutation.token',
   'Mutation.createUser',
   'Mutation.createProject',
+  'Mutation.changePassword',
   'Mutation.createResource',
   'Mutation.updateResource',
 ]);
