@@ -7,7 +7,13 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DIST, isBuildFresh } from './build-lib.mjs';
 
-const ENTRIES = new Set(['main', 'terminology/import/cli', 'auth/project-cli', 'db/studio-cli']);
+const ENTRIES = new Set([
+  'main',
+  'terminology/import/cli',
+  'auth/project-cli',
+  'auth/reset-cli',
+  'db/studio-cli',
+]);
 const entry = process.argv[2] && ENTRIES.has(process.argv[2]) ? process.argv.splice(2, 1)[0] : 'main';
 if (!isBuildFresh()) {
   const script = fileURLToPath(new URL('./build.mjs', import.meta.url));

@@ -1,4 +1,4 @@
-// GraphQL: changePassword (password-change.ts), in the public schema.
+// GraphQL: changePassword (password-change.ts), requestPasswordReset and setPassword (password-reset.ts).
 import { builder } from '../graphql/builder.js';
 import { requireCaller } from '../graphql/context.js';
 
@@ -14,5 +14,35 @@ builder.mutationField('changePassword', (t) =>
     },
     resolve: (_r, a, ctx) =>
       ctx.services.auth.passwordChange.change(requireCaller(ctx), a.oldPassword, a.newPassword),
+  }),
+);
+
+builder.mutationField('requestPasswordReset', (t) =>
+  t.boolean({
+    description:
+      'Emails a one-time password reset link to the address if it has an account (SMTP_URL); answers true either ' +
+      'way. Without SMTP configured: 501 (a server administrator issues links with npm run user:reset-link).',
+    args: { email: t.arg.string({ required: true }) },
+    resolve: async (_r, a, ctx) => {
+      await ctx.services.auth.passwordResets.request(a.email, ctx.request.remoteAddress);
+      return true;
+    },
+  }),
+);
+
+builder.mutationField('setPassword', (t) =>
+  t.boolean({
+    description:
+      'Sets a password with a reset link (its id and secret): once, before PASSWORD_RESET_TTL ends; the password ' +
+      'must meet the policy. Every session of the account ends.',
+    args: {
+      id: t.arg.string({ required: true }),
+      secret: t.arg.string({ required: true }),
+      password: t.arg.string({ required: true }),
+    },
+    resolve: async (_r, a, ctx) => {
+      await ctx.services.auth.passwordResets.redeem(a.id, a.secret, a.password, ctx.request.remoteAddress);
+      return true;
+    },
   }),
 );

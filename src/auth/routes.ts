@@ -2,12 +2,13 @@
 // the auth feature as a whole (/auth, /oauth2, /.well-known), dispatched by prefix.
 import express, { Router } from 'express';
 import { graphql } from '../generated/gql/index.js';
-import { badRequest } from '../core/errors.js';
+import { ApiError, badRequest } from '../core/errors.js';
 import { runOperation } from '../graphql/executor.js';
 import { contextFor } from '../rest/request.js';
 import { operationOutcome, sendFhir } from '../rest/outcome.js';
 import { asyncHandler, requireAuth } from '../rest/middleware.js';
 import { oauthRouter } from './oauth-routes.js';
+import { resetPage } from './reset-page.js';
 import type { FeatureRoutes } from '../rest/app.js';
 import { fhirBaseUrl } from '../config.js';
 import { FHIR_JSON_TYPES, jsonBodyParser } from '../rest/json-body.js';
@@ -74,6 +75,18 @@ const MeDoc = graphql(`
 const ChangePasswordDoc = graphql(`
   mutation RestChangePassword($oldPassword: String!, $newPassword: String!) {
     changePassword(oldPassword: $oldPassword, newPassword: $newPassword)
+  }
+`);
+
+const RequestResetDoc = graphql(`
+  mutation RestRequestPasswordReset($email: String!) {
+    requestPasswordReset(email: $email)
+  }
+`);
+
+const SetPasswordDoc = graphql(`
+  mutation RestSetPassword($id: String!, $secret: String!, $password: String!) {
+    setPassword(id: $id, secret: $secret, password: $password)
   }
 `);
 
@@ -205,7 +218,71 @@ export function authRouter(jsonParser: express.RequestHandler): Router {
       );
     }),
   );
+  // Medplum's path and body: {"email"}. The same answer whether or not the address has an account.
+  r.post(
+    '/auth/resetpassword',
+    jsonParser,
+    asyncHandler(async (req, res) => {
+      const email = optionalString(requireJsonObject(req.body), 'email');
+      if (!email) throw badRequest('email is required', ['email']);
+      await runOperation(RequestResetDoc, { email }, contextFor(req));
+      sendFhir(
+        res,
+        200,
+        operationOutcome(
+          'information',
+          'informational',
+          'If the address has an account, a password reset link was sent to it',
+        ),
+      );
+    }),
+  );
+
+  // The page a reset link opens (PASSWORD_RESET_URL unset): a form posting back here.
+  r.get('/auth/setpassword', (req, res) => {
+    const q = req.query;
+    sendPage(res, 200, resetPage({ id: String(q.id ?? ''), secret: String(q.secret ?? '') }));
+  });
+
+  // {"id", "secret", "password"} as JSON (Medplum's body), or the page's form.
+  const form = express.urlencoded({ extended: false, limit: '16kb' });
+  r.post(
+    '/auth/setpassword',
+    jsonParser,
+    form,
+    asyncHandler(async (req, res) => {
+      const fromPage = req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
+      const body = requireJsonObject(req.body);
+      const [id, secret, password] = ['id', 'secret', 'password'].map((k) =>
+        typeof body[k] === 'string' ? body[k] : '',
+      );
+      try {
+        if (!password) throw badRequest('password is required', ['password']);
+        await runOperation(SetPasswordDoc, { id, secret, password }, contextFor(req));
+      } catch (err) {
+        if (!fromPage || !(err instanceof ApiError) || err.status >= 500) throw err;
+        return sendPage(res, err.status, resetPage({ id, secret, error: err.message }));
+      }
+      if (fromPage) return sendPage(res, 200, resetPage({ id, secret, done: true }));
+      sendFhir(res, 200, operationOutcome('information', 'informational', 'Password set; sign in with it'));
+    }),
+  );
   return r;
+}
+
+/** An HTML page that no cache keeps and no other page frames (it carries a reset link's secret); it loads nothing
+ * and posts only to this server. */
+function sendPage(res: express.Response, status: number, html: string): void {
+  res
+    .status(status)
+    .setHeader('Cache-Control', 'no-store')
+    .setHeader(
+      'Content-Security-Policy',
+      "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    )
+    .setHeader('X-Frame-Options', 'DENY')
+    .type('html')
+    .send(html);
 }
 
 /** The parsed JSON body as an object, or 400. */

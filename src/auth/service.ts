@@ -7,6 +7,8 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { Accounts } from './accounts.js';
 import { PasswordChange } from './password-change.js';
+import { PasswordResets } from './password-reset.js';
+import { defaultSender, smtpMailer } from './mailer.js';
 import { ClientAuthenticator } from './client-auth.js';
 import { TokenGrants } from './grants.js';
 import type { SigningKeys } from './keys.js';
@@ -36,6 +38,8 @@ export class AuthService {
   readonly accounts: Accounts;
   /** A signed-in user's password change. */
   readonly passwordChange: PasswordChange;
+  /** Password reset links. */
+  readonly passwordResets: PasswordResets;
 
   constructor(
     db: Database,
@@ -55,6 +59,10 @@ export class AuthService {
     this.accounts = new Accounts(db, config, this.passwords);
     this.members = new Members(db, this.sessions);
     this.passwordChange = new PasswordChange(db, config, this.passwords, this.sessions);
+    const mailer = config.smtpUrl
+      ? smtpMailer(config.smtpUrl, config.smtpFrom ?? defaultSender(config.baseUrl))
+      : undefined;
+    this.passwordResets = new PasswordResets(db, config, this.passwords, this.sessions, logger, mailer);
   }
 
   /** Subscribes the session cache to its channels. */

@@ -206,6 +206,36 @@ export const TOPICS = [
           'the only factor). A new password also may not be one of 49,233 common passwords or the account address',
       },
       {
+        env: 'PASSWORD_RESET_TTL',
+        key: 'passwordResetTtlSec',
+        read: int(3600, { min: 60, max: 7 * 24 * 3600 }),
+        doc: 'seconds a password reset link works (once); a newer link for the account ends older ones',
+      },
+      {
+        env: 'PASSWORD_RESET_URL',
+        key: 'passwordResetUrl',
+        read: optionalText('URL'),
+        doc:
+          'the page a reset email links to, with `?id=...&secret=...` (a front end of yours); unset: the ' +
+          "server's own page, `BASE_URL` + `auth/setpassword`",
+      },
+      {
+        env: 'SMTP_URL',
+        key: 'smtpUrl',
+        read: optionalText('URL'),
+        doc:
+          '`smtp://user:password@host:587` or `smtps://...:465` (nodemailer): sends password reset emails; unset, ' +
+          '`POST /auth/resetpassword` answers `501` and a server administrator issues links with ' +
+          '`npm run user:reset-link`',
+        secret: true,
+      },
+      {
+        env: 'SMTP_FROM',
+        key: 'smtpFrom',
+        read: optionalText('address'),
+        doc: 'the sender of those emails (default `no-reply@` the host of `BASE_URL`)',
+      },
+      {
         env: 'PASSWORD_HASH_CONCURRENCY',
         key: 'passwordHashConcurrency',
         read: int(2, { atLeast: 1 }),

@@ -30,6 +30,8 @@ export const EXPENSIVE_FIELDS: ReadonlySet<string> = new Set([
   'Mutation.createUser',
   'Mutation.createProject',
   'Mutation.changePassword',
+  'Mutation.requestPasswordReset',
+  'Mutation.setPassword',
   'Mutation.createResource',
   'Mutation.updateResource',
 ]);

@@ -21,6 +21,8 @@ type Documents = {
     "\n  mutation RestLogin(\n    $email: String!\n    $password: String!\n    $scope: String\n    $codeChallenge: String\n    $codeChallengeMethod: String\n    $projectId: String\n    $clientId: String\n  ) {\n    login(\n      email: $email\n      password: $password\n      scope: $scope\n      codeChallenge: $codeChallenge\n      codeChallengeMethod: $codeChallengeMethod\n      projectId: $projectId\n      clientId: $clientId\n    ) {\n      login\n      code\n    }\n  }\n": typeof types.RestLoginDocument,
     "\n  query RestMe {\n    me {\n      loginId\n      clientId\n      user {\n        id\n        email\n        firstName\n        lastName\n      }\n      project {\n        id\n        name\n      }\n      membership {\n        id\n        admin\n      }\n      sessions {\n        id\n        userAgent\n        remoteAddress\n        browser\n        os\n        authMethod\n        createdAt\n        lastUsed\n        current\n      }\n    }\n  }\n": typeof types.RestMeDocument,
     "\n  mutation RestChangePassword($oldPassword: String!, $newPassword: String!) {\n    changePassword(oldPassword: $oldPassword, newPassword: $newPassword)\n  }\n": typeof types.RestChangePasswordDocument,
+    "\n  mutation RestRequestPasswordReset($email: String!) {\n    requestPasswordReset(email: $email)\n  }\n": typeof types.RestRequestPasswordResetDocument,
+    "\n  mutation RestSetPassword($id: String!, $secret: String!, $password: String!) {\n    setPassword(id: $id, secret: $secret, password: $password)\n  }\n": typeof types.RestSetPasswordDocument,
     "\n  mutation RestRevokeSession($loginId: String!) {\n    revokeSession(loginId: $loginId)\n  }\n": typeof types.RestRevokeSessionDocument,
     "\n  mutation RestExecuteBot(\n    $id: String\n    $identifier: String\n    $contentType: String\n    $body: String\n    $query: JSON\n  ) {\n    executeBot(id: $id, identifier: $identifier, contentType: $contentType, body: $body, query: $query) {\n      status\n      contentType\n      body\n      headers\n    }\n  }\n": typeof types.RestExecuteBotDocument,
     "\n  mutation RestExecuteBotAsync(\n    $id: String\n    $identifier: String\n    $contentType: String\n    $body: String\n    $query: JSON\n  ) {\n    executeBotAsync(id: $id, identifier: $identifier, contentType: $contentType, body: $body, query: $query) {\n      id\n    }\n  }\n": typeof types.RestExecuteBotAsyncDocument,
@@ -40,6 +42,8 @@ const documents: Documents = {
     "\n  mutation RestLogin(\n    $email: String!\n    $password: String!\n    $scope: String\n    $codeChallenge: String\n    $codeChallengeMethod: String\n    $projectId: String\n    $clientId: String\n  ) {\n    login(\n      email: $email\n      password: $password\n      scope: $scope\n      codeChallenge: $codeChallenge\n      codeChallengeMethod: $codeChallengeMethod\n      projectId: $projectId\n      clientId: $clientId\n    ) {\n      login\n      code\n    }\n  }\n": types.RestLoginDocument,
     "\n  query RestMe {\n    me {\n      loginId\n      clientId\n      user {\n        id\n        email\n        firstName\n        lastName\n      }\n      project {\n        id\n        name\n      }\n      membership {\n        id\n        admin\n      }\n      sessions {\n        id\n        userAgent\n        remoteAddress\n        browser\n        os\n        authMethod\n        createdAt\n        lastUsed\n        current\n      }\n    }\n  }\n": types.RestMeDocument,
     "\n  mutation RestChangePassword($oldPassword: String!, $newPassword: String!) {\n    changePassword(oldPassword: $oldPassword, newPassword: $newPassword)\n  }\n": types.RestChangePasswordDocument,
+    "\n  mutation RestRequestPasswordReset($email: String!) {\n    requestPasswordReset(email: $email)\n  }\n": types.RestRequestPasswordResetDocument,
+    "\n  mutation RestSetPassword($id: String!, $secret: String!, $password: String!) {\n    setPassword(id: $id, secret: $secret, password: $password)\n  }\n": types.RestSetPasswordDocument,
     "\n  mutation RestRevokeSession($loginId: String!) {\n    revokeSession(loginId: $loginId)\n  }\n": types.RestRevokeSessionDocument,
     "\n  mutation RestExecuteBot(\n    $id: String\n    $identifier: String\n    $contentType: String\n    $body: String\n    $query: JSON\n  ) {\n    executeBot(id: $id, identifier: $identifier, contentType: $contentType, body: $body, query: $query) {\n      status\n      contentType\n      body\n      headers\n    }\n  }\n": types.RestExecuteBotDocument,
     "\n  mutation RestExecuteBotAsync(\n    $id: String\n    $identifier: String\n    $contentType: String\n    $body: String\n    $query: JSON\n  ) {\n    executeBotAsync(id: $id, identifier: $identifier, contentType: $contentType, body: $body, query: $query) {\n      id\n    }\n  }\n": types.RestExecuteBotAsyncDocument,
@@ -94,6 +98,14 @@ export function graphql(source: "\n  query RestMe {\n    me {\n      loginId\n  
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation RestChangePassword($oldPassword: String!, $newPassword: String!) {\n    changePassword(oldPassword: $oldPassword, newPassword: $newPassword)\n  }\n"): (typeof documents)["\n  mutation RestChangePassword($oldPassword: String!, $newPassword: String!) {\n    changePassword(oldPassword: $oldPassword, newPassword: $newPassword)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RestRequestPasswordReset($email: String!) {\n    requestPasswordReset(email: $email)\n  }\n"): (typeof documents)["\n  mutation RestRequestPasswordReset($email: String!) {\n    requestPasswordReset(email: $email)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RestSetPassword($id: String!, $secret: String!, $password: String!) {\n    setPassword(id: $id, secret: $secret, password: $password)\n  }\n"): (typeof documents)["\n  mutation RestSetPassword($id: String!, $secret: String!, $password: String!) {\n    setPassword(id: $id, secret: $secret, password: $password)\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
