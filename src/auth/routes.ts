@@ -21,6 +21,7 @@ const LoginDoc = graphql(`
     $codeChallengeMethod: String
     $projectId: String
     $clientId: String
+    $redirectUri: String
   ) {
     login(
       email: $email
@@ -30,6 +31,7 @@ const LoginDoc = graphql(`
       codeChallengeMethod: $codeChallengeMethod
       projectId: $projectId
       clientId: $clientId
+      redirectUri: $redirectUri
     ) {
       login
       code
@@ -106,6 +108,7 @@ export function authRouter(jsonParser: express.RequestHandler): Router {
           codeChallengeMethod: optionalString(body, 'codeChallengeMethod'),
           projectId: optionalString(body, 'projectId'),
           clientId: optionalString(body, 'clientId'),
+          redirectUri: optionalString(body, 'redirectUri'),
         },
         contextFor(req),
       );

@@ -1,11 +1,12 @@
 // The auth parts of one server instance, built together because they share the session cache, the token signer
 // and the password hasher; started and closed together. Each part is its own file: request authentication,
 // password sign-in, the token grants, client authentication, session administration, token introspection and
-// revocation, accounts.
+// revocation, accounts, members and client applications.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { Accounts } from './accounts.js';
+import { ClientApplications } from './client-apps.js';
 import { ClientAuthenticator } from './client-auth.js';
 import { TokenGrants } from './grants.js';
 import type { SigningKeys } from './keys.js';
@@ -32,6 +33,8 @@ export class AuthService {
   readonly introspection: TokenIntrospection;
   /** A project's members and invitations, as its admins manage them. */
   readonly members: Members;
+  /** A project's client applications, as its admins manage them. */
+  readonly clientApps: ClientApplications;
   readonly accounts: Accounts;
 
   constructor(
@@ -51,6 +54,7 @@ export class AuthService {
     this.introspection = new TokenIntrospection(db, this.tokens, this.cache, this.sessions);
     this.accounts = new Accounts(db, config, this.passwords);
     this.members = new Members(db, this.sessions);
+    this.clientApps = new ClientApplications(db, this.sessions, config.clientSecretRotationGraceSec);
   }
 
   /** Subscribes the session cache to its channels. */
