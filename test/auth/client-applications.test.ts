@@ -255,6 +255,17 @@ describe('a project admin manages client applications', () => {
     expect(ok.status, ok.text).toBe(200);
     expect((await me(ok.body.access_token)).status).toBe(200);
 
+    // Nor can it authenticate to introspect.
+    const intro = await call(s.base, 'POST', 'oauth2/introspect', {
+      raw: new URLSearchParams({ token: ok.body.access_token }).toString(),
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${id}:guessed-secret`).toString('base64')}`,
+      },
+    });
+    expect(intro.status).toBe(400);
+    expect(intro.body.error).toBe('unauthorized_client');
+
     const rotate = await gql(admin.token, ROTATE, { id });
     expect(rotate.status).toBe(409);
     expect((await gql(admin.token, DELETE, { id })).status).toBe(200);
@@ -329,4 +340,20 @@ describe('who may manage client applications, and what they may send', () => {
     expect(tooLong.status).toBe(400);
     expect(tooLong.body.issue[0].expression).toEqual(['redirectUri']);
   });
+
+  it('a project holds at most 100 client applications: the next one is 409', async () => {
+    const full = await createProject(s.base, s.token, 'Full of clients');
+    // 98 more rows at once (a hundred API calls would only cost time), then the 100th through the API.
+    await s.services.db.sql(
+      `INSERT INTO "ClientApplication" (id, "projectId", name, "secretHash")
+        SELECT gen_random_uuid(), $1::uuid, 'Client ' || i, md5(i::text) FROM generate_series(1, 98) i`,
+      [full.projectId],
+    );
+    expect((await create({ name: 'The hundredth' }, full.token)).secret).toBeTruthy();
+    expect(await list(full.token)).toHaveLength(100);
+    const over = await gql(full.token, CREATE, { name: 'One too many' });
+    expect(over.status).toBe(409);
+    expect(over.body.errors[0].message).toMatch(/at most 100/);
+    expect(await list(full.token)).toHaveLength(100);
+  }, 60_000);
 });
