@@ -97,24 +97,31 @@ export class PasswordSignIn {
     }
     const code = randomSecret();
     const scope = normalizeScope(input.scope);
-    const login = await this.db.prisma.login.create({
-      data: {
-        userId: user.id,
-        projectId: membership.projectId,
-        membershipId: membership.id,
-        clientId,
-        redirectUri,
-        authMethod: 'password',
-        scope,
-        userAgent: client.userAgent?.slice(0, 512),
-        remoteAddress: client.remoteAddress,
-        codeHash: sha256(code),
-        codeChallenge: pkce.challenge,
-        codeChallengeMethod: pkce.method,
-        codeExpiresAt: new Date(Date.now() + this.config.authCodeLifetimeSec * 1000),
-        expiresAt: new Date(Date.now() + sessionLifetimeMs(this.config, scope)),
-      },
-    });
+    const login = await this.db.prisma.login
+      .create({
+        data: {
+          userId: user.id,
+          projectId: membership.projectId,
+          membershipId: membership.id,
+          clientId,
+          redirectUri,
+          authMethod: 'password',
+          scope,
+          userAgent: client.userAgent?.slice(0, 512),
+          remoteAddress: client.remoteAddress,
+          codeHash: sha256(code),
+          codeChallenge: pkce.challenge,
+          codeChallengeMethod: pkce.method,
+          codeExpiresAt: new Date(Date.now() + this.config.authCodeLifetimeSec * 1000),
+          expiresAt: new Date(Date.now() + sessionLifetimeMs(this.config, scope)),
+        },
+      })
+      .catch(async (err: unknown) => {
+        // The client was deleted by its project's admin meanwhile: the foreign key refused the session.
+        if (clientId && !(await this.db.prisma.clientApplication.findUnique({ where: { id: clientId } })))
+          throw badRequest('clientId names no client application of this project', ['clientId']);
+        throw err;
+      });
     return { login: login.id, code };
   }
 }

@@ -220,6 +220,17 @@ describe('a project admin manages client applications', () => {
     expect((await me(ok.body.access_token)).status).toBe(401);
   });
 
+  it('token requests racing the deletion get a token or 401, never a 5xx, and no token outlives it', async () => {
+    const { client, secret } = await create({ name: 'Raced' });
+    const requests = Array.from({ length: 12 }, () => clientCredentials(client.id, secret!));
+    const del = await gql(admin.token, DELETE, { id: client.id });
+    expect(del.status, del.text).toBe(200);
+    const answers = await Promise.all(requests);
+    for (const r of answers) expect([200, 401], r.text).toContain(r.status);
+    for (const r of answers.filter((a) => a.status === 200))
+      expect((await me(r.body.access_token)).status).toBe(401);
+  });
+
   it('a public client has no secret, is refused at client_credentials, and redeems codes with PKCE alone', async () => {
     const made = await create({ name: 'SPA', type: 'public', uris: ['http://localhost:3000/cb'] });
     expect(made.secret).toBeNull();
