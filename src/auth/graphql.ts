@@ -224,9 +224,18 @@ builder.mutationField('declineInvitation', (t) =>
 );
 
 const CreatedProjectRef = builder
-  .objectRef<{ projectId: string; adminUserId: string }>('CreatedProject')
+  .objectRef<{ projectId: string; adminUserId: string; clientId: string; clientSecret: string }>(
+    'CreatedProject',
+  )
   .implement({
     fields: (t) => ({
+      clientId: t.exposeID('clientId', {
+        description: "The project's first client application (confidential).",
+      }),
+      clientSecret: t.exposeString('clientSecret', {
+        description:
+          'Its secret: shown in this answer only, never again (rotateClientSecret makes a new one).',
+      }),
       project: t.prismaField({
         type: 'Project',
         resolve: (query, p, _a, ctx) =>
@@ -243,7 +252,9 @@ const CreatedProjectRef = builder
 builder.mutationField('createProject', (t) =>
   t.field({
     type: CreatedProjectRef,
-    description: 'A server administrator creates a project with its first admin user (a new account).',
+    description:
+      'A server administrator creates a project with its first admin user (a new account) and its first client ' +
+      'application (confidential, project admin), whose secret is in this answer only.',
     args: {
       name: t.arg.string({ required: true }),
       adminEmail: t.arg.string({ required: true }),
@@ -282,6 +293,10 @@ builder.mutationField('login', (t) =>
       codeChallengeMethod: t.arg.string(),
       projectId: t.arg.string(),
       clientId: t.arg.string(),
+      redirectUri: t.arg.string({
+        description:
+          "One of the client's registered redirect URIs (exact match); the code exchange repeats it.",
+      }),
     },
     resolve: (_r, args, ctx) =>
       ctx.services.auth.signIn.login(
@@ -293,6 +308,7 @@ builder.mutationField('login', (t) =>
           codeChallengeMethod: args.codeChallengeMethod ?? undefined,
           projectId: args.projectId ?? undefined,
           clientId: args.clientId ?? undefined,
+          redirectUri: args.redirectUri ?? undefined,
         },
         { userAgent: ctx.request.userAgent, remoteAddress: ctx.request.remoteAddress },
       ),
@@ -311,6 +327,7 @@ builder.mutationField('token', (t) =>
       clientSecret: t.arg.string(),
       refreshToken: t.arg.string(),
       scope: t.arg.string(),
+      redirectUri: t.arg.string(),
     },
     resolve: (_r, a, ctx) => {
       const grants = ctx.services.auth.grants;
@@ -321,7 +338,12 @@ builder.mutationField('token', (t) =>
       };
       switch (a.grantType) {
         case 'authorization_code':
-          return grants.exchangeCode(a.code ?? '', a.codeVerifier ?? undefined, client);
+          return grants.exchangeCode(
+            a.code ?? '',
+            a.codeVerifier ?? undefined,
+            client,
+            a.redirectUri || undefined,
+          );
         case 'client_credentials':
           return grants.clientCredentials(
             a.clientId ?? undefined,

@@ -17,6 +17,7 @@ const TokenDoc = graphql(`
     $clientSecret: String
     $refreshToken: String
     $scope: String
+    $redirectUri: String
   ) {
     token(
       grantType: $grantType
@@ -26,6 +27,7 @@ const TokenDoc = graphql(`
       clientSecret: $clientSecret
       refreshToken: $refreshToken
       scope: $scope
+      redirectUri: $redirectUri
     )
   }
 `);
@@ -101,6 +103,7 @@ export function oauthRouter(): Router {
           clientSecret,
           refreshToken: body.refresh_token,
           scope: body.scope,
+          redirectUri: body.redirect_uri,
         },
         contextFor(req),
       );

@@ -1,8 +1,9 @@
 // `npm run project:create -- --name <name> --admin-email <email> [--first-name ..] [--last-name ..]`: creates a
-// project and its first admin (a new account) on the database the server uses (DATABASE_URL, or the embedded one in
-// DATA_DIR: stop the server first, PGlite opens a directory from one process). The password comes from the
-// PROJECT_ADMIN_PASSWORD environment variable or the first line of stdin, never from the command line (which other
-// users of the machine can read in the process list, and shells keep in their history).
+// project, its first admin (a new account) and its first client application (id and secret printed once) on the
+// database the server uses (DATABASE_URL, or the embedded one in DATA_DIR: stop the server first, PGlite opens a
+// directory from one process). The password comes from the PROJECT_ADMIN_PASSWORD environment variable or the
+// first line of stdin, never from the command line (which other users of the machine can read in the process list,
+// and shells keep in their history).
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { ApiError } from '../core/errors.js';
@@ -29,7 +30,8 @@ async function readLine(): Promise<string> {
   return data;
 }
 
-/** Parses argv, creates the project, prints its id and the admin's id; exits non-zero on failure. */
+/** Parses argv, creates the project, prints its id, the admin's id and the client's id and secret; exits non-zero
+ * on failure. */
 async function main(argv: string[]): Promise<void> {
   const opts: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
@@ -56,7 +58,11 @@ async function main(argv: string[]): Promise<void> {
       adminFirstName: opts['first-name'],
       adminLastName: opts['last-name'],
     });
-    process.stdout.write(`created project ${created.projectId} with admin user ${created.adminUserId}\n`);
+    // The secret is printed this once (only its hash is kept): the operator hands it to the project's admins.
+    process.stdout.write(
+      `created project ${created.projectId} with admin user ${created.adminUserId}\n` +
+        `client application ${created.clientId}, secret (shown once, store it now): ${created.clientSecret}\n`,
+    );
   } finally {
     await db.close();
   }

@@ -1,7 +1,9 @@
-// Projects (tenants): a server administrator creates a project together with its first admin user.
+// Projects (tenants): a server administrator creates a project together with its first admin user and its first
+// client application (confidential, a project admin, as the first start's is), whose secret is in this answer only.
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest, forbidden } from '../core/errors.js';
 import type { Caller } from '../core/caller.js';
+import { insertClient } from './client-apps.js';
 import { normalizeEmail } from './email.js';
 import type { PasswordHasher } from './passwords.js';
 
@@ -14,10 +16,12 @@ export interface NewProject {
   adminLastName?: string;
 }
 
-/** The project and admin user created. */
+/** The project, admin user and client application created; the client's secret is shown here only. */
 export interface CreatedProject {
   projectId: string;
   adminUserId: string;
+  clientId: string;
+  clientSecret: string;
 }
 
 /** Longest project name accepted. */
@@ -62,6 +66,17 @@ export async function createProject(
       },
     });
     await tx.projectMembership.create({ data: { projectId: project.id, userId: user.id, admin: true } });
-    return { projectId: project.id, adminUserId: user.id };
+    const client = await insertClient(tx, project.id, {
+      name: 'Default Client',
+      redirectUris: [],
+      public: false,
+      admin: true,
+    });
+    return {
+      projectId: project.id,
+      adminUserId: user.id,
+      clientId: client.id,
+      clientSecret: client.secret ?? '',
+    };
   });
 }

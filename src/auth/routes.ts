@@ -22,6 +22,7 @@ const LoginDoc = graphql(`
     $codeChallengeMethod: String
     $projectId: String
     $clientId: String
+    $redirectUri: String
   ) {
     login(
       email: $email
@@ -31,6 +32,7 @@ const LoginDoc = graphql(`
       codeChallengeMethod: $codeChallengeMethod
       projectId: $projectId
       clientId: $clientId
+      redirectUri: $redirectUri
     ) {
       login
       code
@@ -125,6 +127,7 @@ export function authRouter(jsonParser: express.RequestHandler): Router {
           codeChallengeMethod: optionalString(body, 'codeChallengeMethod'),
           projectId: optionalString(body, 'projectId'),
           clientId: optionalString(body, 'clientId'),
+          redirectUri: optionalString(body, 'redirectUri'),
         },
         contextFor(req),
       );

@@ -1,7 +1,7 @@
 // The auth parts of one server instance, built together because they share the session cache, the token signer
 // and the password hasher; started and closed together. Each part is its own file: request authentication,
 // password sign-in, the token grants, client authentication, session administration, token introspection and
-// revocation, accounts.
+// revocation, accounts, members and client applications.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
@@ -9,6 +9,7 @@ import { Accounts } from './accounts.js';
 import { PasswordChange } from './password-change.js';
 import { PasswordResets } from './password-reset.js';
 import { defaultSender, smtpMailer } from './mailer.js';
+import { ClientApplications } from './client-apps.js';
 import { ClientAuthenticator } from './client-auth.js';
 import { TokenGrants } from './grants.js';
 import type { SigningKeys } from './keys.js';
@@ -35,6 +36,8 @@ export class AuthService {
   readonly introspection: TokenIntrospection;
   /** A project's members and invitations, as its admins manage them. */
   readonly members: Members;
+  /** A project's client applications, as its admins manage them. */
+  readonly clientApps: ClientApplications;
   readonly accounts: Accounts;
   /** A signed-in user's password change. */
   readonly passwordChange: PasswordChange;
@@ -63,6 +66,7 @@ export class AuthService {
       ? smtpMailer(config.smtpUrl, config.smtpFrom ?? defaultSender(config.baseUrl))
       : undefined;
     this.passwordResets = new PasswordResets(db, config, this.passwords, this.sessions, logger, mailer);
+    this.clientApps = new ClientApplications(db, this.sessions, config.clientSecretRotationGraceSec);
   }
 
   /** Subscribes the session cache to its channels. */

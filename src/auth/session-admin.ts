@@ -49,6 +49,22 @@ export class SessionAdmin {
     return ended.map((r) => r.id);
   }
 
+  /** Revokes every session made by or through a client application (its own client_credentials sessions, and users'
+   * sign-ins that named it) with `sql`; returns their ids, for announceRevoked once it has committed. */
+  async revokeClient(
+    sql: Database['sql'],
+    clientId: string,
+    revokedBy: string,
+    reason: string,
+  ): Promise<string[]> {
+    const ended = await sql<{ id: string }>(
+      `UPDATE "Login" SET "revokedAt" = now(), "revokedBy" = $2, "revokedReason" = $3
+        WHERE "clientId" = $1::uuid AND "revokedAt" IS NULL RETURNING id`,
+      [clientId, revokedBy, reason],
+    );
+    return ended.map((r) => r.id);
+  }
+
   /** Announces revoked (or deleted) Logins: every instance refuses their tokens from the next request on. */
   async announceRevoked(loginIds: readonly string[]): Promise<void> {
     for (const id of loginIds) this.cache.markRevoked(id);

@@ -1,6 +1,6 @@
 // Password sign-in (POST /auth/login): checks the password, throttled, and creates a Login holding a one-time
-// authorization code bound to a PKCE challenge (and to a client, when one is named). Tokens come later, from the
-// authorization_code grant (grants.ts).
+// authorization code bound to a PKCE challenge (and to a client, when one is named, with one of its registered
+// redirect URIs when one is given). Tokens come later, from the authorization_code grant (grants.ts).
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest } from '../core/errors.js';
@@ -8,6 +8,7 @@ import { checkChallenge } from './pkce.js';
 import { randomSecret, sha256, type PasswordHasher } from './passwords.js';
 import { normalizeScope, sessionLifetimeMs } from './scope.js';
 import { CheckThrottle } from './throttle.js';
+import { isRegistered, MAX_REDIRECT_URI_LENGTH } from './redirect-uris.js';
 import { isUuid } from './uuid.js';
 
 /** Where a sign-in came from. */
@@ -24,6 +25,8 @@ export interface LoginInput {
   codeChallengeMethod?: string;
   projectId?: string;
   clientId?: string;
+  /** One of the client's registered redirect URIs; the code exchange must repeat it (RFC 6749 4.1.3). */
+  redirectUri?: string;
 }
 
 /** Password sign-in. */
@@ -48,6 +51,13 @@ export class PasswordSignIn {
       throw badRequest('projectId is not a valid id', ['projectId']);
     if (input.clientId !== undefined && input.clientId !== '' && !isUuid(input.clientId))
       throw badRequest('clientId is not a valid client id', ['clientId']);
+    const redirectUri = input.redirectUri || undefined;
+    if (redirectUri !== undefined && !input.clientId)
+      throw badRequest("redirectUri needs a clientId: it must be one of that client's redirect URIs", [
+        'redirectUri',
+      ]);
+    if (redirectUri !== undefined && redirectUri.length > MAX_REDIRECT_URI_LENGTH)
+      throw badRequest(`redirectUri is longer than ${MAX_REDIRECT_URI_LENGTH} characters`, ['redirectUri']);
     const email = input.email.trim().toLowerCase().slice(0, 320);
     // Throttled before the (deliberately slow) hash runs; unknown addresses are counted like known ones.
     this.throttle.check(email, client.remoteAddress);
@@ -79,27 +89,39 @@ export class PasswordSignIn {
       const app = await this.db.prisma.clientApplication.findUnique({ where: { id: input.clientId } });
       if (!app || app.projectId !== membership.projectId)
         throw badRequest('clientId names no client application of this project', ['clientId']);
+      if (redirectUri !== undefined && !isRegistered(redirectUri, app.redirectUris))
+        throw badRequest("redirectUri is not one of the client's registered redirect URIs (exact match)", [
+          'redirectUri',
+        ]);
       clientId = app.id;
     }
     const code = randomSecret();
     const scope = normalizeScope(input.scope);
-    const login = await this.db.prisma.login.create({
-      data: {
-        userId: user.id,
-        projectId: membership.projectId,
-        membershipId: membership.id,
-        clientId,
-        authMethod: 'password',
-        scope,
-        userAgent: client.userAgent?.slice(0, 512),
-        remoteAddress: client.remoteAddress,
-        codeHash: sha256(code),
-        codeChallenge: pkce.challenge,
-        codeChallengeMethod: pkce.method,
-        codeExpiresAt: new Date(Date.now() + this.config.authCodeLifetimeSec * 1000),
-        expiresAt: new Date(Date.now() + sessionLifetimeMs(this.config, scope)),
-      },
-    });
+    const login = await this.db.prisma.login
+      .create({
+        data: {
+          userId: user.id,
+          projectId: membership.projectId,
+          membershipId: membership.id,
+          clientId,
+          redirectUri,
+          authMethod: 'password',
+          scope,
+          userAgent: client.userAgent?.slice(0, 512),
+          remoteAddress: client.remoteAddress,
+          codeHash: sha256(code),
+          codeChallenge: pkce.challenge,
+          codeChallengeMethod: pkce.method,
+          codeExpiresAt: new Date(Date.now() + this.config.authCodeLifetimeSec * 1000),
+          expiresAt: new Date(Date.now() + sessionLifetimeMs(this.config, scope)),
+        },
+      })
+      .catch(async (err: unknown) => {
+        // The client was deleted by its project's admin meanwhile: the foreign key refused the session.
+        if (clientId && !(await this.db.prisma.clientApplication.findUnique({ where: { id: clientId } })))
+          throw badRequest('clientId names no client application of this project', ['clientId']);
+        throw err;
+      });
     return { login: login.id, code };
   }
 }

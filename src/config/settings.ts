@@ -147,7 +147,9 @@ export const TOPICS = [
         env: 'CLIENT_SECRET',
         key: 'clientSecret',
         read: text(DEFAULT_CLIENT_SECRET),
-        doc: 'its secret (change it)',
+        doc:
+          'its secret (change it). Read at the first start only: later, `rotateClientSecret` replaces it ' +
+          '(see [client applications](sessions-and-security.md#client-applications))',
         shownAtFirstStart: true,
         secret: true,
       },
@@ -246,6 +248,14 @@ export const TOPICS = [
         key: 'invitationTtlSec',
         read: int(7 * 24 * 3600),
         doc: 'seconds an invitation stays acceptable (7 days); inviting again renews it',
+      },
+      {
+        env: 'CLIENT_SECRET_ROTATION_GRACE',
+        key: 'clientSecretRotationGraceSec',
+        read: int(24 * 3600),
+        doc:
+          'seconds (24 hours) a client secret replaced by `rotateClientSecret` is still accepted beside the new ' +
+          'one; `0`: refused at once',
       },
     ],
   },

@@ -7,6 +7,7 @@ import { builder } from './builder.js';
 import '../auth/graphql.js';
 import '../auth/graphql-members.js';
 import '../auth/graphql-passwords.js';
+import '../auth/graphql-clients.js';
 import '../fhir/graphql.js';
 import '../bots/graphql.js';
 import '../terminology/graphql.js';

@@ -1,10 +1,10 @@
 // Property-based hostile input (fast-check) for every route that reads a client's document: the FHIR writes
 // (CodeSystem, ValueSet, Bot; POST and PUT), inline $expand, $expand's query, bot input of each content type, the
-// sign-in and token forms and GraphQL variables. Valid templates with one element replaced by something hostile
-// (wrong types, lone surrogates, NUL, long and deep values, removed elements), plus raw hostile JSON. Every answer
-// must be below 500, and /healthz stays fast between batches. A fixed seed and FUZZ_RUNS inputs (default below)
-// keep CI reproducible (FUZZ_SEED, FUZZ_RUNS=100000 for a longer soak); a failure prints the seed and the shrunk
-// input to replay.
+// sign-in and token forms, GraphQL variables, and client applications' names and redirect URIs. Valid templates
+// with one element replaced by something hostile (wrong types, lone surrogates, NUL, long and deep values, removed
+// elements), plus raw hostile JSON. Every answer must be below 500, and /healthz stays fast between batches. A
+// fixed seed and FUZZ_RUNS inputs (default below) keep CI reproducible (FUZZ_SEED, FUZZ_RUNS=100000 for a longer
+// soak); a failure prints the seed and the shrunk input to replay.
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, onPostgres, useTestServer } from '../helpers/server.js';
@@ -323,6 +323,40 @@ const targets: Array<{
           }),
           'application/json',
         ),
+      ) as unknown as fc.IAsyncProperty<[Json]>,
+  },
+  {
+    name: 'client application input',
+    property: () =>
+      fc.asyncProperty(
+        fc.tuple(
+          fc.oneof(hostileString, fc.constant('Fuzzed client')),
+          fc.array(
+            fc.oneof(
+              hostileString,
+              fc.webUrl({ withFragments: true, withQueryParameters: true }),
+              fc.constantFrom(
+                'http://localhost:1/cb',
+                'https://[::1]/',
+                'HTTPS://X.EXAMPLE/',
+                'https://x/\ud800',
+              ),
+            ),
+            { maxLength: 12 },
+          ),
+        ),
+        ([name, uris]) =>
+          send(
+            'POST',
+            'graphql',
+            JSON.stringify({
+              query:
+                'mutation ($n: String!, $u: [String!]) { createClientApplication(name: $n, redirectUris: $u) ' +
+                '{ client { id } } }',
+              variables: { n: name, u: uris },
+            }),
+            'application/json',
+          ),
       ) as unknown as fc.IAsyncProperty<[Json]>,
   },
 ];

@@ -41,11 +41,15 @@ beforeAll(async () => {
 describe('project members', () => {
   it('lists the members with their role and last sign-in, admins first', async () => {
     const list = await members();
-    expect(list.map((m) => [m.email, m.role])).toEqual([
+    expect(list.map((m) => m.role)).toEqual(['admin', 'admin', 'member']);
+    const users = list.filter((m) => m.userId);
+    expect(users.map((m) => [m.email, m.role])).toEqual([
       [admin.email, 'admin'],
       [member.email, 'member'],
     ]);
-    expect(Date.parse(list[1].lastSignIn)).toBeGreaterThan(Date.now() - 10 * 60_000);
+    // The other admin is createProject's first client application (no user, no email).
+    expect(list.filter((m) => !m.userId).map((m) => [m.email, m.role])).toEqual([[null, 'admin']]);
+    expect(Date.parse(users[1].lastSignIn)).toBeGreaterThan(Date.now() - 10 * 60_000);
   });
 
   it('a member gets 403 for every admin operation; another project gets 404 for these ids', async () => {
@@ -104,7 +108,9 @@ describe('project members', () => {
     expect(r.status, r.text).toBe(200);
     expect(r.body.data.removeMember).toBe(true);
     expect((await me(member.token)).status).toBe(401);
-    expect((await members()).map((m) => m.email)).toEqual([admin.email]);
+    const left = await members();
+    expect(left.filter((m) => m.userId).map((m) => m.email)).toEqual([admin.email]);
+    expect(left).toHaveLength(2); // and the project's client application
     const again = await gql(admin.token, REMOVE, { id: target.id });
     expect(again.status).toBe(404);
   });

@@ -1,5 +1,5 @@
-// `npm run project:create`: creates a project and its admin on the server's database (password from stdin or
-// PROJECT_ADMIN_PASSWORD, never argv); the admin then signs in to it through the server.
+// `npm run project:create`: creates a project, its admin and its first client application on the server's database
+// (password from stdin or PROJECT_ADMIN_PASSWORD, never argv); the admin and the client then sign in to it.
 import { spawn } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/database.js';
@@ -40,7 +40,10 @@ describe('npm run project:create', () => {
     });
     expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toMatch(/^created project [0-9a-f-]{36} with admin user [0-9a-f-]{36}\n$/);
+    const printed = ok.stdout.match(
+      /^created project [0-9a-f-]{36} with admin user [0-9a-f-]{36}\nclient application ([0-9a-f-]{36}), secret \(shown once, store it now\): ([A-Za-z0-9_-]{43})\n$/,
+    );
+    expect(printed, ok.stdout).toBeTruthy();
 
     const dup = await runCli(['--name', 'Again', '--admin-email', 'cli-admin@example.com'], {
       env: { PROJECT_ADMIN_PASSWORD: 'another-password-1' },
@@ -61,5 +64,16 @@ describe('npm run project:create', () => {
     const me = await call(server.base, 'GET', 'auth/me', { token: t.access_token });
     expect(me.body.project.name).toBe('CLI Clinic');
     expect(me.body.membership.admin).toBe(true);
+    // The client application it printed signs in to the new project.
+    const cc = await call(server.base, 'POST', 'oauth2/token', {
+      raw: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: printed![1],
+        client_secret: printed![2],
+      }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(cc.status, cc.text).toBe(200);
+    expect(cc.body.project.reference).toBe(`Project/${me.body.project.id}`);
   }, 240_000);
 });

@@ -1,5 +1,6 @@
-// Two server PROCESSES on one PostgreSQL schema: a session revoked through one is refused by the other on the very
-// next request (LISTEN/NOTIFY invalidation of the per-process session cache), also under concurrent load.
+// Two server PROCESSES on one PostgreSQL schema: a session revoked through one (or ended with its deleted client
+// application) is refused by the other on the very next request (LISTEN/NOTIFY invalidation of the per-process
+// session cache), also under concurrent load.
 import pg from 'pg';
 import { LISTENER_APP_NAME } from '../../src/db/database.js';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -92,6 +93,36 @@ describe('revocation across server processes', () => {
     expect((await call(a.base, 'GET', 'auth/me', { token: r1.body.access_token })).status).toBe(401);
     expect((await call(b.base, 'GET', 'auth/me', { token: r1.body.access_token })).status).toBe(401);
     expect((await refreshVia(a.base, r1.body.refresh_token)).body.error).toBe('invalid_grant');
+  });
+
+  it('a client application deleted through A: its token is refused by B on the next request', async () => {
+    const admin = await signIn(a.base);
+    const gql = (query: string) =>
+      call(a.base, 'POST', 'graphql', {
+        token: admin.access_token,
+        body: { query },
+        headers: { 'content-type': 'application/json' },
+      });
+    const made = await gql(
+      'mutation { createClientApplication(name: "Two instances") { client { id } secret } }',
+    );
+    expect(made.status, made.text).toBe(200);
+    const { client, secret } = made.body.data.createClientApplication;
+    const t = await call(b.base, 'POST', 'oauth2/token', {
+      raw: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: client.id,
+        client_secret: secret,
+      }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(t.status, t.text).toBe(200);
+    // B has the client's session cached.
+    for (let i = 0; i < 3; i++)
+      expect((await call(b.base, 'GET', 'auth/me', { token: t.body.access_token })).status).toBe(200);
+    const del = await gql(`mutation { deleteClientApplication(id: "${client.id}") }`);
+    expect(del.body.data.deleteClientApplication).toBe(true);
+    expect((await call(b.base, 'GET', 'auth/me', { token: t.body.access_token })).status).toBe(401);
   });
 
   it('under load on both instances: zero 200s for requests sent after the revoke returned', async () => {

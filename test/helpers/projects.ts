@@ -13,6 +13,12 @@ export interface Account {
   token: string;
 }
 
+/** A new project's admin, with the project's first client application as createProject answered it. */
+export interface ProjectAdmin extends Account {
+  clientId: string;
+  clientSecret: string;
+}
+
 async function graphql(base: string, token: string, query: string, variables: Record<string, unknown>) {
   const r = await call(base, 'POST', 'graphql', {
     token,
@@ -25,12 +31,13 @@ async function graphql(base: string, token: string, query: string, variables: Re
 
 const uniqueEmail = (prefix: string) => `${prefix}-${crypto.randomBytes(4).toString('hex')}@example.com`;
 
-/** Creates a project with a new admin (createProject, as the server administrator) and signs the admin in. */
+/** Creates a project with a new admin (createProject, as the server administrator) and signs the admin in; with the
+ * project's first client application. */
 export async function createProject(
   base: string,
   serverAdminToken: string,
   name = 'Other project',
-): Promise<Account> {
+): Promise<ProjectAdmin> {
   const email = uniqueEmail('admin');
   const password = `pw-${crypto.randomBytes(8).toString('hex')}`;
   const data = await graphql(
@@ -45,6 +52,8 @@ export async function createProject(
           admin {
             id
           }
+          clientId
+          clientSecret
         }
       }
     `,
@@ -57,6 +66,8 @@ export async function createProject(
     email,
     password,
     token,
+    clientId: data.createProject.clientId,
+    clientSecret: data.createProject.clientSecret,
   };
 }
 
