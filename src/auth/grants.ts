@@ -1,9 +1,9 @@
-// The OAuth2 token grants (RFC 6749 4.1, 4.4, 6): authorization_code with PKCE, client_credentials, refresh_token
-// with rotation and replay detection (RFC 9700 4.14.2).
+// The OAuth2 token grants (RFC 6749 4.1, 4.4, 6): authorization_code with PKCE (and the sign-in's redirect URI
+// repeated exactly), client_credentials, refresh_token with rotation and replay detection (RFC 9700 4.14.2).
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { OAuthError } from '../core/oauth-error.js';
-import type { ClientAuthenticator, ClientCredentials } from './client-auth.js';
+import { publicClientRefused, type ClientAuthenticator, type ClientCredentials } from './client-auth.js';
 import { issueTokens, type TokenResponse } from './issue-tokens.js';
 import { sha256 } from './passwords.js';
 import { checkVerifier } from './pkce.js';
@@ -30,6 +30,7 @@ export class TokenGrants {
     code: string,
     verifier: string | undefined,
     client: ClientCredentials,
+    redirectUri?: string,
   ): Promise<TokenResponse> {
     if (!code) throw new OAuthError('invalid_request', 'code is required');
     // The client authenticates before the code is looked at: a wrong secret neither burns nor reveals the code.
@@ -62,42 +63,63 @@ export class TokenGrants {
           : 'Authorization code was issued without a client; redeem it without client credentials',
       );
     }
+    // RFC 6749 4.1.3: a sign-in that named a redirect URI is redeemed with the identical one (exact match).
+    if (login.redirectUri !== null && redirectUri !== login.redirectUri)
+      throw new OAuthError(
+        'invalid_grant',
+        redirectUri
+          ? 'redirect_uri is not the one the sign-in named'
+          : 'redirect_uri is required: the sign-in named one',
+      );
     await this.db.prisma.login.update({ where: { id: login.id }, data: { granted: true } });
     this.cache.invalidate(login.id);
     await this.cache.announce(login.id, { wait: false });
     return issueTokens(this.db, this.config, this.tokens, login.id);
   }
 
-  /** grant_type=client_credentials: the client application signs in as itself. */
+  /** grant_type=client_credentials: a confidential client application signs in as itself (a public one cannot). */
   async clientCredentials(
     clientId: string | undefined,
     clientSecret: string | undefined,
     client: ClientInfo,
     scope?: string,
   ): Promise<TokenResponse> {
-    if (!clientId || !clientSecret)
+    if (!clientId || !clientSecret) {
+      if (clientId && (await this.clients.find(clientId))?.public) throw publicClientRefused();
       throw new OAuthError('invalid_request', 'client_id and client_secret are required');
-    const appId = await this.clients.authenticate(clientId, clientSecret, client.remoteAddress);
-    const app = await this.db.prisma.clientApplication.findUniqueOrThrow({ where: { id: appId } });
+    }
+    const app = await this.clients.authenticate(clientId, clientSecret, client.remoteAddress);
     const membership = await this.db.prisma.projectMembership.findFirst({
       where: { clientId: app.id, projectId: app.projectId },
     });
     if (!membership) throw new OAuthError('invalid_client', 'Client application has no project membership');
     const sc = normalizeScope(scope);
-    const login = await this.db.prisma.login.create({
-      data: {
-        clientId: app.id,
-        projectId: app.projectId,
-        membershipId: membership.id,
-        authMethod: 'client_credentials',
-        scope: sc,
-        userAgent: client.userAgent?.slice(0, 512),
-        remoteAddress: client.remoteAddress,
-        granted: true,
-        expiresAt: new Date(Date.now() + sessionLifetimeMs(this.config, sc)),
-      },
+    const login = await this.db.prisma.login
+      .create({
+        data: {
+          clientId: app.id,
+          projectId: app.projectId,
+          membershipId: membership.id,
+          authMethod: 'client_credentials',
+          scope: sc,
+          userAgent: client.userAgent?.slice(0, 512),
+          remoteAddress: client.remoteAddress,
+          granted: true,
+          expiresAt: new Date(Date.now() + sessionLifetimeMs(this.config, sc)),
+        },
+      })
+      .catch(async (err: unknown) => {
+        // Deleted by its project's admin since it authenticated: the foreign key refused the session.
+        if (!(await this.clients.find(app.id)))
+          throw new OAuthError('invalid_client', 'Invalid client credentials');
+        throw err;
+      });
+    return issueTokens(this.db, this.config, this.tokens, login.id).catch((err: unknown) => {
+      // Deleted just after: the session went with the client.
+      if (err instanceof OAuthError && err.oauthCode === 'invalid_grant')
+        throw new OAuthError('invalid_client', 'Invalid client credentials');
+      throw err;
     });
-    return issueTokens(this.db, this.config, this.tokens, login.id);
   }
 
   /** grant_type=refresh_token: rotates the refresh secret; a replayed old token ends the session. A session made

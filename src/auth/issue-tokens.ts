@@ -2,6 +2,7 @@
 // refreshed), and with offline_access a refresh token whose secret replaces the previous one.
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import { OAuthError } from '../core/oauth-error.js';
 import { randomSecret, sha256 } from './passwords.js';
 import { hasOfflineAccess } from './scope.js';
 import type { TokenService } from './tokens.js';
@@ -24,7 +25,9 @@ export async function issueTokens(
   tokens: TokenService,
   loginId: string,
 ): Promise<TokenResponse> {
-  const login = await db.prisma.login.findUniqueOrThrow({ where: { id: loginId } });
+  // Gone when its client or membership was removed since it was made (the deletion cascades to it).
+  const login = await db.prisma.login.findUnique({ where: { id: loginId } });
+  if (!login) throw sessionGone();
   const profile = login.userId ? `Practitioner/${login.userId}` : `ClientApplication/${login.clientId}`;
   const offline = hasOfflineAccess(login.scope);
   const accessLifetime = Math.max(
@@ -52,8 +55,16 @@ export async function issueTokens(
   };
   if (offline) {
     const secret = randomSecret();
-    await db.prisma.login.update({ where: { id: login.id }, data: { refreshSecretHash: sha256(secret) } });
+    const set = await db.prisma.login.updateMany({
+      where: { id: login.id },
+      data: { refreshSecretHash: sha256(secret) },
+    });
+    if (set.count === 0) throw sessionGone();
     response.refresh_token = await tokens.signRefresh(login.id, secret, config.refreshTokenLifetimeSec);
   }
   return response;
 }
+
+/** The session was deleted before its tokens were issued (a raced removal of its client or member). */
+export const sessionGone = () =>
+  new OAuthError('invalid_grant', 'The session ended before its tokens were issued; sign in again');
