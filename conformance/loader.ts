@@ -1,5 +1,5 @@
-// Finds the HL7 terminology ecosystem test suite and lists the general-mode `expand` tests, with what the official
-// runner sends for each: the test's request, the suite's setup resources as `tx-resource`, then the profile's
+// Finds the HL7 terminology ecosystem test suite and lists the general-mode `expand` and `lookup` tests (OPERATIONS),
+// with what the official runner sends for each: the test's request, the suite's setup resources as `tx-resource`, then the profile's
 // parameters (parameters-default.json: a `uuid` cache-buster), and its Accept-Language; all converted to R4 as the
 // runner's R4 client converts them (r4.ts).
 import fs from 'node:fs';
@@ -16,10 +16,18 @@ export function suiteDir(): string {
   return path.resolve(ROOT, dir);
 }
 
+/** The operations replayed, and where the runner's R4 client sends each (TxTester: expandValueset, lookupCode). */
+export const OPERATIONS: Readonly<Record<string, string>> = {
+  expand: 'ValueSet/$expand',
+  lookup: 'CodeSystem/$lookup',
+};
+
 /** One test as the runner would execute it. */
 export interface ConformanceTest {
   suite: string;
   name: string;
+  /** The test's operation (a key of OPERATIONS). */
+  operation: string;
   /** The Parameters resource to POST. */
   body: Json;
   acceptLanguage?: string;
@@ -72,6 +80,12 @@ function chooseParam(
 /** Every general-mode expand test, then the TX_FHIR_ORG_TESTS (suites and tests with another mode, and disabled
  * ones, are left out). */
 export function loadExpandTests(dir = suiteDir()): ConformanceTest[] {
+  return loadTests(dir).filter((t) => t.operation === 'expand');
+}
+
+/** Every general-mode test of the OPERATIONS (and the TX_FHIR_ORG_TESTS), in the suite's order; the runner sends
+ * each the same way: the request, the setup as tx-resource, the profile's parameters. */
+export function loadTests(dir = suiteDir()): ConformanceTest[] {
   const testsDir = path.join(dir, 'tests');
   if (!fs.existsSync(path.join(testsDir, 'test-cases.json')))
     throw new Error(`No test-cases.json in ${testsDir}: set TX_ECOSYSTEM_DIR to the suite's folder`);
@@ -81,7 +95,8 @@ export function loadExpandTests(dir = suiteDir()): ConformanceTest[] {
     if ((suite.mode && !MODES.has(suite.mode)) || suite.disabled) continue;
     let setup: Json[] | undefined;
     for (const test of suite.tests) {
-      if (test.operation !== 'expand' || test.disabled === true) continue;
+      if (typeof test.operation !== 'string' || !(test.operation in OPERATIONS) || test.disabled === true)
+        continue;
       let modes = MODES;
       if (typeof test.mode === 'string' && !MODES.has(test.mode)) {
         if (!TX_FHIR_ORG_TESTS.has(String(test.name))) continue;
@@ -108,6 +123,7 @@ export function loadExpandTests(dir = suiteDir()): ConformanceTest[] {
       out.push({
         suite: suite.name,
         name: String(test.name),
+        operation: test.operation,
         body: { resourceType: 'Parameters', parameter },
         acceptLanguage: typeof test['Accept-Language'] === 'string' ? test['Accept-Language'] : undefined,
         headers: testHeaders(test.header),

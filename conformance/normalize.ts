@@ -1,6 +1,7 @@
 // What the official runner does to a response before comparing it: TxTesterScrubbers (drop text, meta and
 // extensions it does not manage; OperationOutcome: drop issues with diagnostics but no details, then every
-// diagnostics) and TxTesterSorters.sortValueSet (expansion parameters, properties, extensions and contains sorted).
+// diagnostics), TxTesterSorters.sortValueSet (expansion parameters, properties, extensions and contains sorted) and
+// TxTesterSorters.sortParameters ($lookup's answer: parameters and their parts sorted).
 import type { Json } from './compare.js';
 
 type Obj = { [k: string]: Json | undefined };
@@ -97,6 +98,58 @@ function sortContains(c: Obj): void {
   if (Array.isArray(children)) for (const ch of children) if (isObject(ch)) sortContains(ch);
 }
 
+/** A part of a parameter by name (Parameters.parameter.getPart: the first). */
+const partOf = (p: Obj, name: string): Obj | undefined =>
+  Array.isArray(p.part) ? p.part.find((x): x is Obj => isObject(x) && x.name === name) : undefined;
+
+/** The lowercased primitive value of a part, or null (no part, or no primitive value). */
+function partValue(p: Obj, name: string): string | null {
+  const part = partOf(p, name);
+  if (!part) return null;
+  for (const k of Object.keys(part)) {
+    const v = part[k];
+    if (k.startsWith('value') && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean'))
+      return String(v).toLowerCase();
+  }
+  return null;
+}
+
+/** TxTesterSorters.ParameterSorter: `property` parameters by code then value, `designation` ones by language, all
+ * by name; parts sorted the same way, recursively. */
+function compareParameters(a: Obj, b: Obj): number {
+  const na = str(a.name);
+  const nb = str(b.name);
+  if (na === nb && na === 'property') {
+    const ca = partValue(a, 'code') ?? '';
+    const cb = partValue(b, 'code') ?? '';
+    if (ca !== cb) return byString(ca, cb);
+    const va = partValue(a, 'value');
+    const vb = partValue(b, 'value');
+    if (va !== null && vb !== null && va !== vb) return byString(va, vb);
+  }
+  if (na === nb && na === 'designation') {
+    // The runner then compares values only where the part itself has a primitive value (a part never has):
+    // designations of one language keep their order.
+    const la = partValue(a, 'language') ?? '';
+    const lb = partValue(b, 'language') ?? '';
+    if (la !== lb) return byString(la, lb);
+  }
+  return byString(na, nb);
+}
+
+/** TxTesterSorters.sortParameters: the parameters, their parts (recursively) and extensions, in place. */
+function sortParameterList(list: Json | undefined): void {
+  if (!Array.isArray(list)) return;
+  for (const p of list) {
+    if (!isObject(p)) continue;
+    sortArray(p, 'extension', extensionOrder);
+    sortParameterList(p.part);
+    if (isObject(p.resource) && p.resource.resourceType === 'Parameters')
+      sortParameterList(p.resource.parameter);
+  }
+  list.sort((a, b) => (isObject(a) && isObject(b) ? compareParameters(a, b) : 0));
+}
+
 /** Applies the runner's scrubbing and sorting to a response body (in place) and returns it. */
 export function normalizeResponse(body: Json): Json {
   if (!isObject(body)) return body;
@@ -109,6 +162,7 @@ export function normalizeResponse(body: Json): Json {
     );
     for (const i of body.issue) if (isObject(i)) delete i.diagnostics;
   }
+  if (body.resourceType === 'Parameters') sortParameterList(body.parameter);
   if (body.resourceType === 'ValueSet') {
     sortArray(body, 'extension', extensionOrder);
     const exp = body.expansion;

@@ -8,6 +8,8 @@ import { ROOT } from './loader.js';
 export interface TestResult {
   suite: string;
   name: string;
+  /** The test's operation (`expand`, `lookup`). */
+  operation: string;
   /** `general`, or `tx.fhir.org` for the tx.fhir.org-mode tests of general suites (loader.TX_FHIR_ORG_TESTS). */
   group: string;
   passed: boolean;
@@ -21,8 +23,19 @@ export interface TestResult {
   actual?: Json;
 }
 
-/** The row a result counts in: its suite, or `suite (tx.fhir.org mode)`. */
-const rowName = (r: TestResult): string => (r.group === 'general' ? r.suite : `${r.suite} (${r.group} mode)`);
+/** The row a result counts in: its suite (`suite $lookup` for an operation other than $expand), or
+ * `suite (tx.fhir.org mode)`. */
+const rowName = (r: TestResult): string => {
+  const suite = r.operation === 'expand' ? r.suite : `${r.suite} $${r.operation}`;
+  return r.group === 'general' ? suite : `${suite} (${r.group} mode)`;
+};
+
+/** Passed tests by operation. */
+function passedByOperation(results: TestResult[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of results) out[r.operation] = (out[r.operation] ?? 0) + (r.passed ? 1 : 0);
+  return out;
+}
 
 /** Rows of suite name, passed, total, in first-seen order. */
 export function perSuite(results: TestResult[]): Array<{ suite: string; passed: number; total: number }> {
@@ -68,14 +81,19 @@ export function formatDiff(r: TestResult): string {
 
 export const RATCHET_FILE = path.join(ROOT, 'conformance', 'ratchet.json');
 
-/** The recorded pass count (0 when there is none yet). */
-export function readRatchet(): number {
-  if (!fs.existsSync(RATCHET_FILE)) return 0;
-  const r = JSON.parse(fs.readFileSync(RATCHET_FILE, 'utf8')) as { passed?: number };
-  return r.passed ?? 0;
+/** The recorded pass counts, by operation (none when there is no ratchet yet; a ratchet written before there was
+ * more than one operation counts $expand). */
+export function readRatchet(): Record<string, number> {
+  if (!fs.existsSync(RATCHET_FILE)) return {};
+  const r = JSON.parse(fs.readFileSync(RATCHET_FILE, 'utf8')) as {
+    passed?: number;
+    operations?: Record<string, number>;
+  };
+  return r.operations ?? { expand: r.passed ?? 0 };
 }
 
-/** Records the pass count (and the general-mode and per-suite figures, for the reader). */
+/** Records the pass counts by operation (what --check holds), and the totals and per-suite figures for the
+ * reader. */
 export function writeRatchet(results: TestResult[]): void {
   const passed = results.filter((r) => r.passed).length;
   const general = results.filter((r) => r.group === 'general');
@@ -83,6 +101,7 @@ export function writeRatchet(results: TestResult[]): void {
     passed,
     total: results.length,
     general: `${general.filter((r) => r.passed).length}/${general.length}`,
+    operations: passedByOperation(results),
     suites: Object.fromEntries(perSuite(results).map((r) => [r.suite, `${r.passed}/${r.total}`])),
   };
   fs.writeFileSync(RATCHET_FILE, `${JSON.stringify(body, null, 2)}\n`);

@@ -20,6 +20,8 @@ export type GraphQLLimits = Config['graphql'];
 /** Fields whose every occurrence costs a database query, an expansion, a password hash or a bot run. */
 export const EXPENSIVE_FIELDS: ReadonlySet<string> = new Set([
   'Query.expandValueSet',
+  'Query.lookupCode',
+  'Query.subsumes',
   'Query.searchResources',
   'Query.botExecutions',
   'Me.sessions',

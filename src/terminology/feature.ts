@@ -1,11 +1,11 @@
-// The terminology feature: CodeSystem and ValueSet storage, $expand, and (when configured) the FHIR R4 core
+// The terminology feature: CodeSystem and ValueSet storage, $expand, $lookup, $subsumes, and (when configured) the FHIR R4 core
 // definitions loaded at start. Index files live beside the data, so they are read back after a restart.
 import path from 'node:path';
 import { CHANGED_CHANNEL, expandLimitsOf, TerminologyService } from './service.js';
 import { TerminologyStore } from './stores.js';
 import { loadCoreTerminology } from './core.js';
 import { FILTER_RULE, terminologyRoutes } from './routes.js';
-import { describeParameters } from './engine/index.js';
+import { describeParameters, TERMINOLOGY_OPERATIONS, EXPAND_OPERATION } from './engine/index.js';
 import type { Feature, FeatureDeps } from '../rest/feature.js';
 
 /** The terminology feature, with its service. */
@@ -25,13 +25,22 @@ export function terminologyFeature({ config, db, logger, dataDir, large }: Featu
       CodeSystem: new TerminologyStore('CodeSystem', service, limits),
       ValueSet: new TerminologyStore('ValueSet', service, limits),
     },
-    operations: [
-      {
-        resourceType: 'ValueSet',
-        name: 'expand',
-        documentation: `${FILTER_RULE} Parameters: ${describeParameters()}.`,
-      },
-    ],
+    // One entry per declared operation, documented from its parameter table ($expand keeps the definition url it
+    // always had; the others name their FHIR OperationDefinition).
+    operations: TERMINOLOGY_OPERATIONS.map((op) =>
+      op === EXPAND_OPERATION
+        ? {
+            resourceType: op.resourceType,
+            name: op.code,
+            documentation: `${FILTER_RULE} Parameters: ${describeParameters(op)}.`,
+          }
+        : {
+            resourceType: op.resourceType,
+            name: op.code,
+            definition: `http://hl7.org/fhir/OperationDefinition/${op.resourceType}-${op.code}`,
+            documentation: `${op.description} Parameters: ${describeParameters(op)}.`,
+          },
+    ),
     routes: terminologyRoutes,
     async start() {
       await service.start();

@@ -1,48 +1,99 @@
-// GraphQL: the expandValueSet query ($expand). Its arguments are the $expand parameter table
-// (engine/parameters.ts) plus `id`; it returns the expanded ValueSet as JSON.
+// GraphQL: the terminology operations as queries, each with the arguments of its declared parameter table
+// (engine/parameters.ts) plus `id` (instance level): expandValueSet ($expand, returns the expanded ValueSet),
+// lookupCode ($lookup) and subsumes ($subsumes), which return their Parameters resource; all as JSON.
 import { builder } from '../graphql/builder.js';
-import { requireCaller } from '../graphql/context.js';
-import { EXPAND_PARAMETERS, type ExpandParameterDefinition, type ExpandRequest } from './engine/index.js';
-import { splitArguments } from './expand-input.js';
+import { requireCaller, type GraphQLContext } from '../graphql/context.js';
+import {
+  EXPAND_OPERATION,
+  LOOKUP_OPERATION,
+  SUBSUMES_OPERATION,
+  type ExpandRequest,
+  type ExpandTargetParameters,
+  type LookupOptions,
+  type LookupTargetParameters,
+  type OperationDeclaration,
+  type ParameterDefinition,
+  type SubsumesParameters,
+} from './engine/index.js';
+import { splitArguments } from './operation-input.js';
 
-builder.queryField('expandValueSet', (t) => {
-  const argument = (p: ExpandParameterDefinition) => {
-    const description = `${p.name}: ${p.description}`;
-    switch (p.type) {
-      case 'integer':
-        return t.arg.int({ description });
-      case 'boolean':
-        return t.arg.boolean({ description });
-      case 'resource':
-        return p.repeats ? t.arg({ type: ['JSON'], description }) : t.arg({ type: 'JSON', description });
-      default:
-        return p.repeats ? t.arg.stringList({ description }) : t.arg.string({ description });
-    }
-  };
-  const args = Object.fromEntries(EXPAND_PARAMETERS.map((p) => [p.key, argument(p)]));
-  return t.field({
-    type: 'JSON',
-    description:
-      'FHIR $expand: expands the value set given by url (optionally url|version), id, or an inline valueSet, ' +
-      'visible to the caller (own project first, then the shared core definitions).',
-    args: { ...args, id: t.arg.string({ description: 'id of a stored ValueSet (instance $expand)' }) },
-    resolve: (_r, a, ctx) => {
-      const p = requireCaller(ctx);
-      const { id } = a as { id?: unknown };
-      const { target, options } = splitArguments(a as Record<string, unknown>); // `id` is not in the table
-      const request: ExpandRequest = options;
-      if (target.valueSetVersion !== undefined) request.valueSetVersion = target.valueSetVersion;
-      return ctx.services.terminology.expand(
-        p.projectId,
-        {
-          url: target.url,
-          valueSetVersion: target.valueSetVersion,
-          id: typeof id === 'string' ? id : undefined,
-          valueSet: target.valueSet,
-          txResources: target.txResource,
-        },
-        request,
-      );
-    },
+/** Declares an operation's query field: its arguments come from its table; `run` gets them split. */
+function operationField(
+  op: OperationDeclaration,
+  idDescription: string,
+  run: (
+    projectId: string,
+    ctx: GraphQLContext,
+    split: { target: Record<string, unknown>; options: Record<string, unknown> },
+    id: string | undefined,
+  ) => Promise<unknown>,
+): void {
+  builder.queryField(op.graphqlField, (t) => {
+    const argument = (p: ParameterDefinition) => {
+      const description = `${p.name}: ${p.description}`;
+      switch (p.type) {
+        case 'integer':
+          return t.arg.int({ description });
+        case 'boolean':
+          return t.arg.boolean({ description });
+        case 'resource':
+        case 'coding':
+          return p.repeats ? t.arg({ type: ['JSON'], description }) : t.arg({ type: 'JSON', description });
+        default:
+          return p.repeats ? t.arg.stringList({ description }) : t.arg.string({ description });
+      }
+    };
+    const args = Object.fromEntries(op.parameters.map((p) => [p.key, argument(p)]));
+    return t.field({
+      type: 'JSON',
+      description: op.description,
+      args: { ...args, id: t.arg.string({ description: idDescription }) },
+      resolve: (_r, a, ctx) => {
+        const p = requireCaller(ctx);
+        const { id } = a as { id?: unknown };
+        // `id` is not in the table: splitArguments leaves it out.
+        const split = splitArguments(a as Record<string, unknown>, op);
+        return run(p.projectId, ctx, split, typeof id === 'string' ? id : undefined);
+      },
+    });
   });
-});
+}
+
+operationField(
+  EXPAND_OPERATION,
+  'id of a stored ValueSet (instance $expand)',
+  (projectId, ctx, split, id) => {
+    const target = split.target as ExpandTargetParameters;
+    const request: ExpandRequest = split.options as ExpandRequest;
+    if (target.valueSetVersion !== undefined) request.valueSetVersion = target.valueSetVersion;
+    return ctx.services.terminology.expand(
+      projectId,
+      {
+        url: target.url,
+        valueSetVersion: target.valueSetVersion,
+        id,
+        valueSet: target.valueSet,
+        txResources: target.txResource,
+      },
+      request,
+    );
+  },
+);
+
+operationField(
+  LOOKUP_OPERATION,
+  'id of a stored CodeSystem (instance $lookup)',
+  (projectId, ctx, split, id) =>
+    ctx.services.terminology.lookup(
+      projectId,
+      { ...(split.target as LookupTargetParameters), id },
+      split.options as LookupOptions,
+    ),
+);
+
+operationField(
+  SUBSUMES_OPERATION,
+  'id of a stored CodeSystem (instance $subsumes)',
+  (projectId, ctx, split, id) =>
+    ctx.services.terminology.subsumes(projectId, { ...(split.target as SubsumesParameters), id }),
+);

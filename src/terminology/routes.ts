@@ -1,6 +1,6 @@
-// FHIR ValueSet/$expand (type and instance level, GET and POST Parameters): translates the request into the
-// expandValueSet GraphQL query, reading the parameters with the $expand parameter table (expand-input.ts). The
-// terminology service does the work.
+// The FHIR terminology operations over REST: ValueSet/$expand, CodeSystem/$lookup and CodeSystem/$subsumes (type and
+// instance level, GET and POST Parameters). Each request is read with its operation's parameter table
+// (operation-input.ts) into the variables of the operation's GraphQL query, which the terminology service answers.
 import type { IRouter, RequestHandler } from 'express';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { badRequest } from '../core/errors.js';
@@ -11,15 +11,22 @@ import { contextFor } from '../rest/request.js';
 import { asyncHandler, requireAuth } from '../rest/middleware.js';
 import { sendFhir } from '../rest/outcome.js';
 import {
+  EXPAND_OPERATION,
+  LOOKUP_OPERATION,
+  SUBSUMES_OPERATION,
+  type OperationDeclaration,
+} from './engine/index.js';
+import {
   acceptLanguageList,
-  expandDocument,
+  operationDocument,
   variablesFromParameters,
   variablesFromQuery,
-  type ExpandVariables,
-} from './expand-input.js';
+  type OperationVariables,
+} from './operation-input.js';
 
-/** The expandValueSet query with every $expand parameter as a variable (built from the parameter table). */
-const restExpand = () => expandDocument() as TypedDocumentNode<{ expandValueSet: unknown }, ExpandVariables>;
+/** The operation's query with every parameter as a variable (built from its table). */
+const restDocument = (op: OperationDeclaration) =>
+  operationDocument(op) as TypedDocumentNode<Record<string, unknown>, OperationVariables>;
 
 /** The filter rule, as documented in the CapabilityStatement. */
 export const FILTER_RULE =
@@ -29,42 +36,54 @@ export const FILTER_RULE =
   "expansion's order. offset/count page the ranked list; count=0 returns only total. Unpaged expansions larger " +
   'than EXPAND_MAX_UNPAGED entries answer 422 too-costly.';
 
-/** Registers the ValueSet/$expand routes under the FHIR base. */
+/** What only $expand reads from the request beyond its parameters: the test suite's X-TOO-COSTLY-THRESHOLD
+ * header, and that instance $expand takes no url or valueSet. */
+function expandExtras(
+  vars: OperationVariables,
+  headers: Record<string, unknown>,
+  id: string | undefined,
+): void {
+  // The HL7 test suite's way to ask for a lower limit (tooCostlyThreshold; the parameter wins).
+  const threshold = headers['x-too-costly-threshold'];
+  if (vars.tooCostlyThreshold === undefined && typeof threshold === 'string') {
+    if (!/^\d{1,10}$/.test(threshold.trim()))
+      throw badRequest(
+        `X-TOO-COSTLY-THRESHOLD must be a non-negative integer, got "${threshold.slice(0, 40)}"`,
+      );
+    vars.tooCostlyThreshold = Number(threshold.trim());
+  }
+  if (id !== undefined && (vars.url !== undefined || vars.valueSet !== undefined))
+    throw badRequest('Instance $expand takes no url or valueSet parameter', ['url']);
+}
+
+/** Registers the terminology operation routes under the FHIR base. */
 export const terminologyRoutes: FeatureRoutes = (
   r: IRouter,
   base: string,
   _api: HttpApi,
   jsonParser: RequestHandler,
 ): void => {
-  const handle = (post: boolean): RequestHandler =>
+  const handle = (op: OperationDeclaration, post: boolean): RequestHandler =>
     asyncHandler(async (req, res) => {
-      const vars = variablesFromQuery(req.query as Record<string, unknown>);
-      if (post) variablesFromParameters(req.body, vars);
+      const vars = variablesFromQuery(req.query as Record<string, unknown>, {}, op);
+      if (post) variablesFromParameters(req.body, vars, op);
       // Accept-Language asks for displays in that language, as displayLanguage does (the parameter wins).
-      if (vars.displayLanguage === undefined) {
+      if (op.byKey.has('displayLanguage') && vars.displayLanguage === undefined) {
         const lang = acceptLanguageList(req.headers['accept-language']);
         if (lang) vars.displayLanguage = lang;
       }
-      // The HL7 test suite's way to ask for a lower limit (tooCostlyThreshold; the parameter wins).
-      const threshold = req.headers['x-too-costly-threshold'];
-      if (vars.tooCostlyThreshold === undefined && typeof threshold === 'string') {
-        if (!/^\d{1,10}$/.test(threshold.trim()))
-          throw badRequest(
-            `X-TOO-COSTLY-THRESHOLD must be a non-negative integer, got "${threshold.slice(0, 40)}"`,
-          );
-        vars.tooCostlyThreshold = Number(threshold.trim());
-      }
-      const id = req.params.id;
-      if (id !== undefined) {
-        if (vars.url !== undefined || vars.valueSet !== undefined)
-          throw badRequest('Instance $expand takes no url or valueSet parameter', ['url']);
-        vars.id = String(id);
-      }
-      const data = await runOperation(restExpand(), vars, contextFor(req));
-      sendFhir(res, 200, data.expandValueSet);
+      const id = req.params.id === undefined ? undefined : String(req.params.id);
+      if (op === EXPAND_OPERATION) expandExtras(vars, req.headers, id);
+      if (id !== undefined) vars.id = id;
+      const data = await runOperation(restDocument(op), vars, contextFor(req));
+      sendFhir(res, 200, data[op.graphqlField]);
     });
-  r.get(`${base}/ValueSet/\\$expand`, requireAuth, handle(false));
-  r.post(`${base}/ValueSet/\\$expand`, requireAuth, jsonParser, handle(true));
-  r.get(`${base}/ValueSet/:id/\\$expand`, requireAuth, handle(false));
-  r.post(`${base}/ValueSet/:id/\\$expand`, requireAuth, jsonParser, handle(true));
+  for (const op of [EXPAND_OPERATION, LOOKUP_OPERATION, SUBSUMES_OPERATION]) {
+    const type = `${base}/${op.resourceType}/\\$${op.code}`;
+    const instance = `${base}/${op.resourceType}/:id/\\$${op.code}`;
+    r.get(type, requireAuth, handle(op, false));
+    r.post(type, requireAuth, jsonParser, handle(op, true));
+    r.get(instance, requireAuth, handle(op, false));
+    r.post(instance, requireAuth, jsonParser, handle(op, true));
+  }
 };

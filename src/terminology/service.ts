@@ -6,18 +6,34 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest, notFound, type IssueCode } from '../core/errors.js';
 import {
+  checkOperationValues,
   checkParameter,
   checkRequest,
   compareVersionsDesc,
+  conceptOrdinal,
   DEFAULT_EXPAND_LIMITS,
   ExpansionEngine,
+  LOOKUP_OPERATION,
+  lookupConcept,
+  NO_SUPPLEMENTS,
+  resolveCodeSystem,
+  resolveSupplements,
+  SUBSUMES_OPERATION,
+  subsumption,
   TerminologyError,
+  unknownCodeSystem,
   type CheckedRequest,
   type CodeSystemIndex,
+  type CodingValue,
   type ConceptDetails,
   type ExpandLimits,
   type ExpandRequest,
+  type LookupOptions,
+  type LookupTargetParameters,
+  type OperationDeclaration,
+  type ParametersResource,
   type Resolver,
+  type SubsumesParameters,
   type ValueSetResource,
   type ValueSetResourceWithExpansion,
 } from './engine/index.js';
@@ -202,6 +218,142 @@ export class TerminologyService {
     }
   }
 
+  /** CodeSystem/$lookup for a project: the details of one code of a code system it sees (its own first, then the
+   * shared core; a request's tx-resource before both). Client mistakes come back as ApiError. */
+  async lookup(
+    projectId: string,
+    target: LookupTargetParameters & { id?: string },
+    options: LookupOptions,
+  ): Promise<ParametersResource> {
+    checkValuesOf(LOOKUP_OPERATION, target, options);
+    if (!this.db.listening) this.clearAll();
+    const named = withCoding(
+      { ...splitSystem(target.system, target.version), code: target.code },
+      target.coding,
+      'coding',
+      'code',
+    );
+    if (named.code === undefined || named.code === '')
+      throw badRequest('Give the code to look up (code, or coding with a code)', ['code']);
+    const { index, resolver } = await this.codeSystemFor(projectId, named.system, named.version, target);
+    try {
+      const ord = conceptOrdinal(index, named.code, target.code !== undefined ? 'code' : 'coding');
+      const supplements =
+        options.useSupplement && options.useSupplement.length > 0
+          ? await resolveSupplements(options.useSupplement, resolver)
+          : NO_SUPPLEMENTS;
+      return await lookupConcept(
+        index,
+        ord,
+        { properties: options.property, displayLanguage: options.displayLanguage, supplements },
+        resolver,
+      );
+    } catch (err) {
+      throw toApiError(err);
+    }
+  }
+
+  /** CodeSystem/$subsumes for a project: how codeA relates to codeB in a code system it sees. */
+  async subsumes(
+    projectId: string,
+    params: SubsumesParameters & { id?: string },
+  ): Promise<ParametersResource> {
+    checkValuesOf(SUBSUMES_OPERATION, params, {});
+    if (!this.db.listening) this.clearAll();
+    const a = withCoding(
+      { ...splitSystem(params.system, params.version), code: params.codeA },
+      params.codingA,
+      'codingA',
+      'codeA',
+    );
+    const b = withCoding(
+      { system: a.system, version: a.version, code: params.codeB },
+      params.codingB,
+      'codingB',
+      'codeB',
+    );
+    if (!a.code) throw badRequest('Give codeA (or codingA)', ['codeA']);
+    if (!b.code) throw badRequest('Give codeB (or codingB)', ['codeB']);
+    const { index } = await this.codeSystemFor(projectId, b.system, b.version, params);
+    try {
+      const ordA = index.lookupCode(a.code);
+      const ordB = index.lookupCode(b.code);
+      if (ordA < 0 || ordB < 0) {
+        const missing = [ordA < 0 ? a.code : undefined, ordB < 0 ? b.code : undefined].filter(
+          (c): c is string => c !== undefined,
+        );
+        const version = index.version !== undefined ? ` version ${index.version}` : '';
+        throw new TerminologyError(
+          404,
+          'not-found',
+          `Unable to find code${missing.length > 1 ? 's' : ''} ${missing.map((c) => `'${c}'`).join(' and ')} in ` +
+            `${index.url}${version}`,
+          [...(ordA < 0 ? ['codeA'] : []), ...(ordB < 0 ? ['codeB'] : [])],
+        );
+      }
+      return {
+        resourceType: 'Parameters',
+        parameter: [{ name: 'outcome', valueCode: subsumption(index, ordA, ordB) }],
+      };
+    } catch (err) {
+      throw toApiError(err);
+    }
+  }
+
+  /** The code system of a $lookup or $subsumes: by id (instance level; a system given too must be its url), else
+   * by url (`url|version` allowed; a version pattern takes the highest match; none: the highest version). */
+  private async codeSystemFor(
+    projectId: string,
+    system: string | undefined,
+    version: string | undefined,
+    target: { id?: string; txResource?: unknown[] },
+  ): Promise<{ index: CodeSystemIndex; resolver: Resolver }> {
+    const txResources = target.txResource && target.txResource.length > 0 ? target.txResource : undefined;
+    const resolver = txResources
+      ? txResourceResolver(this.resolverFor(projectId), txResources, {
+          maxConcepts: this.opts.txResourceMaxConcepts,
+          valueSetMaxEntries: this.valueSetMaxEntries,
+        })
+      : this.resolverFor(projectId);
+    const split = splitSystem(system, version);
+    const url = split.system;
+    version = split.version;
+    if (target.id !== undefined) {
+      const index = await this.codeSystemById(projectId, target.id);
+      if (!index) throw notFound(`CodeSystem/${target.id} not found`);
+      if (url !== undefined && url !== index.url)
+        throw badRequest(`system ${url} is not the url of CodeSystem/${target.id}`, ['system']);
+      if (version !== undefined && version !== index.version)
+        throw badRequest(`version ${version} is not the version of CodeSystem/${target.id}`, ['version']);
+      return { index, resolver };
+    }
+    if (url === undefined)
+      throw badRequest('Give the system of the code (or a coding with a system, or a CodeSystem id)', [
+        'system',
+      ]);
+    let index: CodeSystemIndex | undefined;
+    try {
+      index = await resolveCodeSystem(resolver, url, version);
+      if (!index) throw unknownCodeSystem(url, version, 'system');
+    } catch (err) {
+      throw toApiError(err);
+    }
+    return { index, resolver };
+  }
+
+  /** The index of a stored CodeSystem by id, if the project sees it (its own, or a shared one). */
+  private async codeSystemById(projectId: string, id: string): Promise<CodeSystemIndex | undefined> {
+    if (!isRowId(id)) return undefined;
+    const [row] = await this.db.sql<ResourceRow & Record<string, unknown>>(
+      `SELECT ${ROW_COLUMNS} FROM "CodeSystem" WHERE id = $1::uuid AND ("projectId" = $2::uuid OR "projectId" IS NULL)`,
+      [id, projectId],
+    );
+    if (!row) return undefined;
+    const index = await this.indexes.indexOf(refOf(row));
+    await this.noteConceptExtensions(index);
+    return index;
+  }
+
   /** The resolver of a project (reused: it only closes over the project id). */
   resolverFor(projectId: string): Resolver {
     let r = this.resolvers.get(projectId);
@@ -375,6 +527,69 @@ function checkValues(target: ExpandTarget, req: ExpandRequest, limits: ExpandLim
   } catch (err) {
     throw toApiError(err);
   }
+}
+
+/** The values of a $lookup or $subsumes request checked against the operation's table (engine errors as API
+ * errors). */
+function checkValuesOf(
+  op: OperationDeclaration,
+  target: Readonly<Record<string, unknown>>,
+  options: Readonly<Record<string, unknown>>,
+): void {
+  try {
+    checkOperationValues(op, target);
+    checkOperationValues(op, options);
+  } catch (err) {
+    throw toApiError(err);
+  }
+}
+
+/** A system given as `url|version` split (the version, when also given, must agree); an empty url is a 400. */
+function splitSystem(
+  system: string | undefined,
+  version: string | undefined,
+): { system?: string; version?: string } {
+  if (system === undefined) return { system, version };
+  const bar = system.indexOf('|');
+  let url = system;
+  if (bar >= 0) {
+    const v = system.slice(bar + 1);
+    url = system.slice(0, bar);
+    if (version !== undefined && v !== '' && v !== version)
+      throw badRequest(`system version ${v.slice(0, 100)} and version ${version.slice(0, 100)} differ`, [
+        'version',
+      ]);
+    if (v !== '') version = v;
+  }
+  if (url === '') throw badRequest('system must not be empty', ['system']);
+  return { system: url, version };
+}
+
+/** A code named by separate parameters and/or a Coding: the Coding fills in what they leave out, and may not
+ * contradict them (a 400 naming the Coding). */
+function withCoding(
+  given: { system?: string; version?: string; code?: string },
+  coding: CodingValue | undefined,
+  codingName: string,
+  codeName: string,
+): { system?: string; version?: string; code?: string } {
+  if (!coding) return given;
+  const out = { ...given };
+  for (const [k, name] of [
+    ['system', 'system'],
+    ['version', 'version'],
+    ['code', codeName],
+  ] as const) {
+    const v = coding[k];
+    if (v === undefined) continue;
+    if (out[k] !== undefined && out[k] !== v)
+      throw badRequest(
+        `${codingName}.${k} (${v.slice(0, 100)}) differs from ${name} (${out[k]!.slice(0, 100)})`,
+        [codingName],
+      );
+    out[k] = v;
+  }
+  return out;
 }
 
 /** The inline value set of a request (an object: checkValues checked that it is a resource). */

@@ -4,7 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { compareJson, lenientBase64, matchesString, type Json } from '../../conformance/compare.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadExpandTests, suiteDir, TX_FHIR_ORG_TESTS } from '../../conformance/loader.js';
+import {
+  loadExpandTests,
+  loadTests,
+  OPERATIONS,
+  suiteDir,
+  TX_FHIR_ORG_TESTS,
+} from '../../conformance/loader.js';
 import { normalizeResponse } from '../../conformance/normalize.js';
 import { EXT, fromR4, OMITTED_CODE_RULES, toR4 } from '../../conformance/r4.js';
 
@@ -185,6 +191,38 @@ describe('normalizeResponse (the runner scrubs and sorts the actual response)', 
       },
     });
   });
+  it('a Parameters answer ($lookup) is sorted as TxTesterSorters.sortParameters sorts it', () => {
+    const part = (name: string, value: string) => ({ name, valueCode: value });
+    const p = normalizeResponse({
+      resourceType: 'Parameters',
+      meta: { versionId: '1' },
+      parameter: [
+        { name: 'version', valueString: '1' },
+        { name: 'property', part: [part('value', 'x'), part('code', 'parent')] },
+        { name: 'property', part: [part('code', 'child'), part('value', 'B')] },
+        { name: 'property', part: [part('code', 'child'), part('value', 'a')] },
+        { name: 'designation', part: [part('value', 'second'), part('language', 'en')] },
+        { name: 'designation', part: [part('value', 'first'), part('language', 'en')] },
+        { name: 'designation', part: [part('value', 'none')] },
+        { name: 'abstract', valueBoolean: false },
+      ],
+    });
+    expect(p).toEqual({
+      resourceType: 'Parameters',
+      parameter: [
+        { name: 'abstract', valueBoolean: false },
+        // By language only: two of one language keep their order (the runner compares no part's value here).
+        { name: 'designation', part: [part('value', 'none')] },
+        { name: 'designation', part: [part('language', 'en'), part('value', 'second')] },
+        { name: 'designation', part: [part('language', 'en'), part('value', 'first')] },
+        // By code, then by value, lowercased.
+        { name: 'property', part: [part('code', 'child'), part('value', 'a')] },
+        { name: 'property', part: [part('code', 'child'), part('value', 'B')] },
+        { name: 'property', part: [part('code', 'parent'), part('value', 'x')] },
+        { name: 'version', valueString: '1' },
+      ],
+    });
+  });
   it('an OperationOutcome loses issues with diagnostics but no details, and every diagnostics', () => {
     const oo = normalizeResponse({
       resourceType: 'OperationOutcome',
@@ -305,6 +343,22 @@ describe.skipIf(!haveSuite)('loader', () => {
       (p) => p.resource?.url === 'http://hl7.org/fhir/test/ValueSet/simple-filter-child-of',
     );
     expect(JSON.stringify(vs)).toContain(EXT.filterOp);
+  });
+});
+
+describe.skipIf(!haveSuite)('loader: lookup', () => {
+  it('lists the 5 general-mode lookup tests, POSTed to CodeSystem/$lookup with the setup as tx-resource', () => {
+    const tests = loadTests().filter((t) => t.operation === 'lookup');
+    expect(tests.map((t) => t.name).sort()).toEqual([
+      'parameters-lookup-supplement-bad',
+      'parameters-lookup-supplement-good',
+      'parameters-lookup-supplement-none',
+      'simple-lookup-1',
+      'simple-lookup-2',
+    ]);
+    expect(OPERATIONS.lookup).toBe('CodeSystem/$lookup');
+    const body = tests[0].body as { parameter: Array<{ name: string }> };
+    expect(body.parameter.some((p) => p.name === 'tx-resource')).toBe(true);
   });
 });
 

@@ -13,24 +13,56 @@ export {
 } from './flatten.js';
 export { readIndexFile, writeIndexFile } from './index-file.js';
 
-// The $expand parameters, in one table (REST, GraphQL and the CapabilityStatement read them from it).
+// The operations ($expand, $lookup, $subsumes), each one declared table of parameters (REST, GraphQL and the
+// CapabilityStatement read them from it).
 export {
   describeParameters,
+  EXPAND_OPERATION,
   EXPAND_PARAMETERS,
   IGNORED_PARAMETERS,
+  LOOKUP_OPERATION,
+  LOOKUP_PARAMETERS,
   MAX_REPEATS,
   MAX_STRING,
   PARAMETER_BY_KEY,
   PARAMETER_BY_NAME,
+  SUBSUMES_OPERATION,
+  SUBSUMES_PARAMETERS,
+  TERMINOLOGY_OPERATIONS,
+  type CodingValue,
   type ExpandOptions,
   type ExpandParameterDefinition,
   type ExpandTargetParameters,
+  type LookupOptions,
+  type LookupTargetParameters,
+  type OperationDeclaration,
+  type ParameterDefinition,
+  type SubsumesParameters,
 } from './parameters.js';
 export { parseLanguageList } from './languages.js';
 
 // Expansion.
 export { ExpansionEngine, defaultEngine, expandValueSet, type ExpansionEngineOptions } from './expand.js';
-export { checkParameter, checkRequest, describeValue, type CheckedRequest } from './request-check.js';
+export {
+  checkOperationValues,
+  checkParameter,
+  checkRequest,
+  describeValue,
+  type CheckedRequest,
+} from './request-check.js';
+
+// $lookup and $subsumes (one concept's details; the relation of two in the is-a hierarchy).
+export {
+  conceptOrdinal,
+  LOOKUP_MAX_CHILDREN,
+  lookupConcept,
+  unknownCodeSystem,
+  type LookupSettings,
+  type ParametersParameter,
+  type ParametersResource,
+} from './lookup.js';
+export { subsumption, type SubsumptionOutcome } from './subsumes.js';
+export { NO_SUPPLEMENTS, resolveSupplements, type SupplementSet } from './supplements.js';
 export { warmFilterPaths } from './ranking.js';
 export { countComposeClauses, valueSetIdentity } from './compose.js';
 export { checkComposeShape } from './compose-shape.js';
@@ -39,5 +71,5 @@ export { TerminologyError, type TerminologyIssueCode } from './errors.js';
 export { normalizeText, tokenize } from './normalize.js';
 export type * from './types.js';
 export { DEFAULT_EXPAND_LIMITS } from './types.js';
-export { compareVersionsDesc } from './versions.js';
+export { compareVersionsDesc, resolveCodeSystem } from './versions.js';
 export type { Resolver } from './resolver.js';

@@ -1,29 +1,34 @@
-// The $expand parameters, in one table: the REST layer parses query strings and Parameters bodies with it, the
-// GraphQL expandValueSet field takes its arguments from it, request-check.ts checks every value with it (once),
-// the engine's ExpandRequest type is derived from it, the CapabilityStatement documents it, and a value set's
-// `valueset-expansion-parameter` extensions are read with it. A new parameter is one entry here plus its engine
-// logic.
+// The parameters of each terminology operation ($expand, $lookup, $subsumes), one declared table per operation:
+// the REST layer parses query strings and Parameters bodies with it, the operation's GraphQL query takes its
+// arguments from it, request-check.ts checks every value with it (once), the engine's request types are derived
+// from it, and the CapabilityStatement documents it; a value set's `valueset-expansion-parameter` extensions are
+// read with the $expand table. A new parameter is one entry here plus its engine logic; a new operation is one
+// table and one `declareOperation` here, plus its service method.
 
 /** How a parameter's value is written: a string (`valueString`, `valueCode`, `valueUri`, `valueCanonical`, ...),
- * an integer, a boolean, or a resource (POST only). */
-export type ParameterType = 'string' | 'integer' | 'boolean' | 'resource';
+ * an integer, a boolean, a Coding (`valueCoding`, POST only) or a resource (POST only). */
+export type ParameterType = 'string' | 'integer' | 'boolean' | 'coding' | 'resource';
 
-/** One $expand parameter. */
-export interface ExpandParameterDefinition {
+/** One parameter of an operation. */
+export interface ParameterDefinition {
   /** The FHIR name (query string, Parameters.parameter.name). */
   readonly name: string;
-  /** The GraphQL argument, and the ExpandRequest field (or ExpandTarget field for `target` parameters). */
+  /** The GraphQL argument, and the request field (for $expand: ExpandRequest, or ExpandTarget for `target`
+   * parameters). */
   readonly key: string;
   readonly type: ParameterType;
   /** Repeatable: the value is a list. */
   readonly repeats?: true;
-  /** Identifies what to expand (handled by the service), not how. */
+  /** Identifies what the operation works on (handled by the service), not how. */
   readonly target?: true;
   /** The longest value accepted, in characters (string parameters; default MAX_STRING). */
   readonly maxLength?: number;
   /** One line for the CapabilityStatement and the GraphQL schema. */
   readonly description: string;
 }
+
+/** A $expand parameter (the name it had when $expand was the only operation). */
+export type ExpandParameterDefinition = ParameterDefinition;
 
 /** The longest string value of a parameter, unless its definition says otherwise. */
 export const MAX_STRING = 4096;
@@ -169,44 +174,242 @@ export const EXPAND_PARAMETERS = [
       'this request only: answer too-costly above this many unpaged entries (also the X-TOO-COSTLY-THRESHOLD ' +
       'header; at most EXPAND_MAX_UNPAGED)',
   },
-] as const satisfies readonly ExpandParameterDefinition[];
+] as const satisfies readonly ParameterDefinition[];
+
+/** Every $lookup parameter (FHIR R4 `CodeSystem/$lookup` and the HL7 terminology ecosystem IG). */
+export const LOOKUP_PARAMETERS = [
+  {
+    name: 'system',
+    key: 'system',
+    type: 'string',
+    target: true,
+    description: 'canonical url of the code system (url|version allowed)',
+  },
+  { name: 'code', key: 'code', type: 'string', target: true, description: 'the code to look up' },
+  {
+    name: 'version',
+    key: 'version',
+    type: 'string',
+    target: true,
+    description: 'version of the code system (a pattern like 1.x allowed; none: the highest)',
+  },
+  {
+    name: 'coding',
+    key: 'coding',
+    type: 'coding',
+    target: true,
+    description: 'system, version and code as one Coding (POST; instead of system/version/code)',
+  },
+  {
+    name: 'tx-resource',
+    key: 'txResource',
+    type: 'resource',
+    repeats: true,
+    target: true,
+    description: 'CodeSystems for this request only, looked up first (POST)',
+  },
+  {
+    name: 'property',
+    key: 'property',
+    type: 'string',
+    repeats: true,
+    description:
+      'what to return: property codes or uris, parent, child, inactive, designation, definition, or * for all ' +
+      '(none: designations, definition and inactive)',
+  },
+  {
+    name: 'displayLanguage',
+    key: 'displayLanguage',
+    type: 'string',
+    maxLength: 200,
+    description: 'language of the display (Accept-Language syntax)',
+  },
+  {
+    name: 'useSupplement',
+    key: 'useSupplement',
+    type: 'string',
+    repeats: true,
+    description: 'canonical of a code system supplement to apply (must exist and supplement the code system)',
+  },
+] as const satisfies readonly ParameterDefinition[];
+
+/** Every $subsumes parameter (FHIR R4 `CodeSystem/$subsumes`). */
+export const SUBSUMES_PARAMETERS = [
+  {
+    name: 'codeA',
+    key: 'codeA',
+    type: 'string',
+    target: true,
+    description: 'the code that may subsume codeB',
+  },
+  { name: 'codeB', key: 'codeB', type: 'string', target: true, description: 'the code that may be subsumed' },
+  {
+    name: 'system',
+    key: 'system',
+    type: 'string',
+    target: true,
+    description: 'canonical url of the code system (url|version allowed)',
+  },
+  {
+    name: 'version',
+    key: 'version',
+    type: 'string',
+    target: true,
+    description: 'version of the code system (a pattern like 1.x allowed; none: the highest)',
+  },
+  {
+    name: 'codingA',
+    key: 'codingA',
+    type: 'coding',
+    target: true,
+    description: 'codeA as a Coding (POST; its system must be the code system)',
+  },
+  {
+    name: 'codingB',
+    key: 'codingB',
+    type: 'coding',
+    target: true,
+    description: 'codeB as a Coding (POST; its system must be the code system)',
+  },
+  {
+    name: 'tx-resource',
+    key: 'txResource',
+    type: 'resource',
+    repeats: true,
+    target: true,
+    description: 'CodeSystems for this request only, looked up first (POST)',
+  },
+] as const satisfies readonly ParameterDefinition[];
 
 /** Accepted and ignored: formatting is always JSON here; `uuid` is the HL7 test runner's cache-buster (a request
  * id with no effect on the answer). */
 export const IGNORED_PARAMETERS: ReadonlySet<string> = new Set(['_format', '_pretty', 'uuid']);
 
-type Definition = (typeof EXPAND_PARAMETERS)[number];
+/** A FHIR Coding as a `coding` parameter gives it. */
+export interface CodingValue {
+  system?: string;
+  version?: string;
+  code?: string;
+  display?: string;
+}
+
 type Scalar<T extends ParameterType> = T extends 'integer'
   ? number
   : T extends 'boolean'
     ? boolean
-    : T extends 'resource'
-      ? unknown
-      : string;
-type ValueOf<D extends Definition> = D extends { repeats: true } ? Scalar<D['type']>[] : Scalar<D['type']>;
+    : T extends 'coding'
+      ? CodingValue
+      : T extends 'resource'
+        ? unknown
+        : string;
+type ValueOf<D extends ParameterDefinition> = D extends { repeats: true }
+  ? Scalar<D['type']>[]
+  : Scalar<D['type']>;
+
+/** The values of a table's parameters, by key: the target parameters (`target: true`) or the others. */
+type ValuesOf<T extends readonly ParameterDefinition[], Target extends boolean> = {
+  [
+    D in T[number] as (D extends { target: true } ? true : false) extends Target ? D['key'] : never
+  ]?: ValueOf<D>;
+};
 
 /** The expansion options a request gives (every non-target parameter of the table), by key. */
-export type ExpandOptions = {
-  [D in Definition as D extends { target: true } ? never : D['key']]?: ValueOf<D>;
-};
+export type ExpandOptions = ValuesOf<typeof EXPAND_PARAMETERS, false>;
 
 /** The value set a request names (the target parameters), by key. */
-export type ExpandTargetParameters = {
-  [D in Definition as D extends { target: true } ? D['key'] : never]?: ValueOf<D>;
-};
+export type ExpandTargetParameters = ValuesOf<typeof EXPAND_PARAMETERS, true>;
 
-/** The definition of a parameter by FHIR name. */
-export const PARAMETER_BY_NAME: ReadonlyMap<string, ExpandParameterDefinition> = new Map(
-  EXPAND_PARAMETERS.map((p) => [p.name, p]),
+/** What a $lookup names (code system and code). */
+export type LookupTargetParameters = ValuesOf<typeof LOOKUP_PARAMETERS, true>;
+
+/** How a $lookup answers (properties, language, supplements). */
+export type LookupOptions = ValuesOf<typeof LOOKUP_PARAMETERS, false>;
+
+/** What a $subsumes compares (every parameter names the target). */
+export type SubsumesParameters = ValuesOf<typeof SUBSUMES_PARAMETERS, true>;
+
+/** One terminology operation, as declared: its parameter table, where it is served, and how it is documented. */
+export interface OperationDeclaration {
+  /** The FHIR operation code (`expand` for `$expand`). */
+  readonly code: string;
+  /** The resource type it is served on (type level, and instance level by id). */
+  readonly resourceType: 'ValueSet' | 'CodeSystem';
+  /** The GraphQL query field that runs it (REST runs the same field). */
+  readonly graphqlField: string;
+  /** One line for the GraphQL field and the CapabilityStatement. */
+  readonly description: string;
+  readonly parameters: readonly ParameterDefinition[];
+  /** The definition of a parameter by FHIR name. */
+  readonly byName: ReadonlyMap<string, ParameterDefinition>;
+  /** The definition of a parameter by key. */
+  readonly byKey: ReadonlyMap<string, ParameterDefinition>;
+}
+
+function declareOperation(
+  code: string,
+  resourceType: OperationDeclaration['resourceType'],
+  graphqlField: string,
+  description: string,
+  parameters: readonly ParameterDefinition[],
+): OperationDeclaration {
+  return Object.freeze({
+    code,
+    resourceType,
+    graphqlField,
+    description,
+    parameters,
+    byName: new Map(parameters.map((p) => [p.name, p])),
+    byKey: new Map(parameters.map((p) => [p.key, p])),
+  });
+}
+
+/** ValueSet/$expand. */
+export const EXPAND_OPERATION = declareOperation(
+  'expand',
+  'ValueSet',
+  'expandValueSet',
+  'FHIR $expand: expands the value set given by url (optionally url|version), id, or an inline valueSet, ' +
+    'visible to the caller (own project first, then the shared core definitions).',
+  EXPAND_PARAMETERS,
 );
 
-/** The definition of a parameter by key. */
-export const PARAMETER_BY_KEY: ReadonlyMap<string, ExpandParameterDefinition> = new Map(
-  EXPAND_PARAMETERS.map((p) => [p.key, p]),
+/** CodeSystem/$lookup. */
+export const LOOKUP_OPERATION = declareOperation(
+  'lookup',
+  'CodeSystem',
+  'lookupCode',
+  'FHIR $lookup: the details of a code (display, designations, properties) in the code system given by system ' +
+    '(optionally system|version), a coding, or id, visible to the caller (own project first, then the shared ' +
+    'core definitions). Returns a Parameters resource as JSON.',
+  LOOKUP_PARAMETERS,
 );
 
-/** The parameter list, as documentation (the CapabilityStatement's $expand entry). */
-export function describeParameters(): string {
-  const all: readonly ExpandParameterDefinition[] = EXPAND_PARAMETERS;
-  return all.map((p) => `${p.name}${p.repeats ? ' (repeatable)' : ''}: ${p.description}`).join('; ');
+/** CodeSystem/$subsumes. */
+export const SUBSUMES_OPERATION = declareOperation(
+  'subsumes',
+  'CodeSystem',
+  'subsumes',
+  "FHIR $subsumes: whether codeA subsumes codeB in the code system's is-a hierarchy (equivalent, subsumes, " +
+    'subsumed-by or not-subsumed). Returns a Parameters resource as JSON.',
+  SUBSUMES_PARAMETERS,
+);
+
+/** Every declared terminology operation. */
+export const TERMINOLOGY_OPERATIONS: readonly OperationDeclaration[] = [
+  EXPAND_OPERATION,
+  LOOKUP_OPERATION,
+  SUBSUMES_OPERATION,
+];
+
+/** The definition of an $expand parameter by FHIR name. */
+export const PARAMETER_BY_NAME: ReadonlyMap<string, ParameterDefinition> = EXPAND_OPERATION.byName;
+
+/** The definition of an $expand parameter by key. */
+export const PARAMETER_BY_KEY: ReadonlyMap<string, ParameterDefinition> = EXPAND_OPERATION.byKey;
+
+/** An operation's parameter list, as documentation (its CapabilityStatement entry); $expand by default. */
+export function describeParameters(op: OperationDeclaration = EXPAND_OPERATION): string {
+  return op.parameters
+    .map((p) => `${p.name}${p.repeats ? ' (repeatable)' : ''}: ${p.description}`)
+    .join('; ');
 }

@@ -1,10 +1,16 @@
-// Every $expand parameter value is checked here, once (a 400 that names the parameter): against its definition in
-// the parameter table (string length, control characters, repeats, non-negative integers, resources) and the
-// configured limits (EXPAND_MAX_COUNT, EXPAND_FILTER_MAX_CHARS, EXPAND_FILTER_MAX_WORDS). The edges only give values
+// Every operation parameter value is checked here, once (a 400 that names the parameter): against its definition
+// in the operation's parameter table (string length, control characters, repeats, non-negative integers, codings,
+// resources) and, for $expand, the configured limits (EXPAND_MAX_COUNT, EXPAND_FILTER_MAX_CHARS, EXPAND_FILTER_MAX_WORDS). The edges only give values
 // their types (REST parses query text; GraphQL's schema types arguments), and the terminology service checks a
 // request before it looks anything up, whichever edge it came through (REST, GraphQL, a bot).
 import { invalid } from './errors.js';
-import { MAX_REPEATS, MAX_STRING, PARAMETER_BY_KEY, type ExpandParameterDefinition } from './parameters.js';
+import {
+  MAX_REPEATS,
+  MAX_STRING,
+  PARAMETER_BY_KEY,
+  type OperationDeclaration,
+  type ParameterDefinition,
+} from './parameters.js';
 import { prepareFilter, type PreparedFilter } from './ranking.js';
 import { DEFAULT_EXPAND_LIMITS, MAX_OFFSET, type ExpandLimits, type ExpandRequest } from './types.js';
 
@@ -50,7 +56,20 @@ export function checkRequest(request: ExpandRequest, limits: ExpandLimits): Chec
   return { request, filter: prepareFilter(filter, limits) };
 }
 
-/** Checks the value of one parameter, by key, outside a request (the target: url, valueSet, txResource). */
+/** Checks every value of an operation's request (by key; keys outside its table are not checked here): a 400 for
+ * the first bad one. */
+export function checkOperationValues(
+  op: OperationDeclaration,
+  values: Readonly<Record<string, unknown>>,
+): void {
+  for (const key in values) {
+    const value = values[key];
+    const p = op.byKey.get(key);
+    if (p && value !== undefined && value !== null) checkValue(p, value);
+  }
+}
+
+/** Checks the value of one $expand parameter, by key, outside a request (the target: url, valueSet, txResource). */
 export function checkParameter(key: string, value: unknown): void {
   const p = PARAMETER_BY_KEY.get(key);
   if (!p) throw new Error(`No $expand parameter has the key ${key}`);
@@ -58,7 +77,7 @@ export function checkParameter(key: string, value: unknown): void {
 }
 
 /** Checks one value (a list, for a repeatable parameter) against its definition. */
-function checkValue(p: ExpandParameterDefinition, value: unknown): void {
+function checkValue(p: ParameterDefinition, value: unknown): void {
   if (!p.repeats) return checkOne(p, value);
   const list = value as readonly unknown[];
   for (let i = 0; i < list.length; i++) {
@@ -70,8 +89,33 @@ function checkValue(p: ExpandParameterDefinition, value: unknown): void {
   }
 }
 
-function checkOne(p: ExpandParameterDefinition, v: unknown): void {
+/** The elements of a Coding a `coding` parameter may carry (each a bounded string). */
+const CODING_ELEMENTS: ReadonlySet<string> = new Set([
+  'system',
+  'version',
+  'code',
+  'display',
+  'userSelected',
+]);
+
+function checkOne(p: ParameterDefinition, v: unknown): void {
   switch (p.type) {
+    case 'coding': {
+      if (typeof v !== 'object' || v === null || Array.isArray(v))
+        throw invalid(`Parameter ${p.name} must be a Coding`, [p.name]);
+      for (const [k, x] of Object.entries(v)) {
+        if (!CODING_ELEMENTS.has(k))
+          throw invalid(`Parameter ${p.name}: a Coding has no element ${describeValue(k)}`, [p.name]);
+        if (k === 'userSelected') {
+          if (typeof x !== 'boolean')
+            throw invalid(`Parameter ${p.name}.userSelected must be a boolean`, [p.name]);
+          continue;
+        }
+        if (typeof x !== 'string') throw invalid(`Parameter ${p.name}.${k} must be a string`, [p.name]);
+        checkString(p, x, `${p.name}.${k}`);
+      }
+      return;
+    }
     case 'integer':
       if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return;
       throw invalid(`Parameter ${p.name} must be a non-negative integer, got ${describeValue(v)}`, [p.name]);
@@ -81,16 +125,19 @@ function checkOne(p: ExpandParameterDefinition, v: unknown): void {
       if (typeof v !== 'object' || v === null || Array.isArray(v))
         throw invalid(`Parameter ${p.name} must be a resource`, [p.name]);
       return;
-    default: {
-      const s = v as string;
-      const max = p.maxLength ?? MAX_STRING;
-      if (s.length > max)
-        throw invalid(`Parameter ${p.name} is ${s.length} characters long, more than the limit of ${max}`, [
-          p.name,
-        ]);
-      if (CONTROL_RE.test(s)) throw invalid(`Parameter ${p.name} contains control characters`, [p.name]);
-    }
+    default:
+      checkString(p, v as string, p.name);
   }
+}
+
+/** A string value: at most the parameter's length, no control characters. */
+function checkString(p: ParameterDefinition, s: string, label: string): void {
+  const max = p.maxLength ?? MAX_STRING;
+  if (s.length > max)
+    throw invalid(`Parameter ${label} is ${s.length} characters long, more than the limit of ${max}`, [
+      p.name,
+    ]);
+  if (CONTROL_RE.test(s)) throw invalid(`Parameter ${label} contains control characters`, [p.name]);
 }
 
 /** A value as a 400 message quotes it: strings in quotes, anything else as JSON, at most 60 characters. */

@@ -1,30 +1,31 @@
-// $expand input, read with the parameter table (engine/parameters.ts): a query string, a Parameters body, GraphQL
-// arguments. Here values only get their types: the text of an integer or a boolean becomes one, and a value of the
-// wrong type, an unknown name or a malformed body is a 400 that names it. Their bounds (length, control characters,
-// repeats, limits) are checked once, by the service before it looks anything up (engine checkRequest), whichever
-// way the request came: REST and bots reach it through the GraphQL resolver, as GraphQL clients do.
+// Operation input ($expand, $lookup, $subsumes), read with the operation's parameter table
+// (engine/parameters.ts): a query string, a Parameters body, GraphQL arguments. Here values only get their types:
+// the text of an integer or a boolean becomes one, and a value of the wrong type, an unknown name or a malformed
+// body is a 400 that names it. Their bounds (length, control characters, repeats, limits) are checked once, by the
+// service before it looks anything up (engine checkRequest / checkOperationValues), whichever way the request
+// came: REST and bots reach it through the GraphQL resolver, as GraphQL clients do.
 import { parse, type DocumentNode } from 'graphql';
 import { badRequest } from '../core/errors.js';
 import {
   describeValue,
-  EXPAND_PARAMETERS,
+  EXPAND_OPERATION,
   IGNORED_PARAMETERS,
-  PARAMETER_BY_KEY,
-  PARAMETER_BY_NAME,
   parseLanguageList,
-  type ExpandOptions,
-  type ExpandParameterDefinition,
-  type ExpandTargetParameters,
+  type OperationDeclaration,
+  type ParameterDefinition,
 } from './engine/index.js';
 
-/** Parameter values by key (ExpandOptions and ExpandTargetParameters together). */
-export type ExpandVariables = Record<string, unknown>;
+/** Parameter values by key. */
+export type OperationVariables = Record<string, unknown>;
+/** $expand's variables (ExpandOptions and ExpandTargetParameters together). */
+export type ExpandVariables = OperationVariables;
 
 const INT_RE = /^\d{1,10}$/;
 
 /** One value (as a Parameters entry or a query string gives it) as its parameter's type: a 400 naming the parameter
- * when it is not one. A resource is taken as it is (its shape is checked with the other values, by the service). */
-function typed(p: ExpandParameterDefinition, v: unknown): unknown {
+ * when it is not one. A resource or a Coding is taken as it is (its shape is checked with the other values, by the
+ * service). */
+function typed(p: ParameterDefinition, v: unknown): unknown {
   switch (p.type) {
     case 'integer':
       if (typeof v === 'number' && Number.isSafeInteger(v)) return v;
@@ -37,8 +38,12 @@ function typed(p: ExpandParameterDefinition, v: unknown): unknown {
       if (v === 'true' || v === 'false') return v === 'true';
       throw badRequest(`Parameter ${p.name} must be true or false, got ${describeValue(v)}`, [p.name]);
     case 'resource':
+    case 'coding':
       // GraphQL reads a null as no value at all: it is refused here, where it is still a value.
-      if (v === null) throw badRequest(`Parameter ${p.name} must be a resource`, [p.name]);
+      if (v === null)
+        throw badRequest(`Parameter ${p.name} must be a ${p.type === 'coding' ? 'Coding' : 'resource'}`, [
+          p.name,
+        ]);
       return v;
     default:
       if (typeof v !== 'string') throw badRequest(`Parameter ${p.name} must be a string`, [p.name]);
@@ -47,7 +52,7 @@ function typed(p: ExpandParameterDefinition, v: unknown): unknown {
 }
 
 /** Sets a typed value: a repeatable parameter collects (the service bounds how many), another may be given once. */
-function put(vars: ExpandVariables, p: ExpandParameterDefinition, value: unknown): void {
+function put(vars: OperationVariables, p: ParameterDefinition, value: unknown): void {
   if (p.repeats) {
     const list = (vars[p.key] as unknown[] | undefined) ?? (vars[p.key] = [] as unknown[]);
     list.push(value);
@@ -57,20 +62,24 @@ function put(vars: ExpandVariables, p: ExpandParameterDefinition, value: unknown
   vars[p.key] = value;
 }
 
-function unknownParameters(names: string[]): never {
-  throw badRequest(`Unknown or unsupported $expand parameter(s): ${names.join(', ')}`, names);
+function unknownParameters(op: OperationDeclaration, names: string[]): never {
+  throw badRequest(`Unknown or unsupported $${op.code} parameter(s): ${names.join(', ')}`, names);
 }
 
-/** Variables from a query string (resource parameters are POST only). */
+/** Parameters given only in a POST body: resources, and Codings (a query string has no way to write one). */
+const postOnly = (p: ParameterDefinition): boolean => p.type === 'resource' || p.type === 'coding';
+
+/** Variables from a query string (resource and Coding parameters are POST only). */
 export function variablesFromQuery(
   query: Record<string, unknown>,
-  vars: ExpandVariables = {},
-): ExpandVariables {
+  vars: OperationVariables = {},
+  op: OperationDeclaration = EXPAND_OPERATION,
+): OperationVariables {
   const unknown: string[] = [];
   for (const name in query) {
     if (IGNORED_PARAMETERS.has(name)) continue;
-    const p = PARAMETER_BY_NAME.get(name);
-    if (!p || p.type === 'resource') {
+    const p = op.byName.get(name);
+    if (!p || postOnly(p)) {
       if (p) throw badRequest(`Parameter ${name} can only be given in a POST Parameters body`, [name]);
       unknown.push(name);
       continue;
@@ -86,7 +95,7 @@ export function variablesFromQuery(
       put(vars, p, typed(p, v));
     }
   }
-  if (unknown.length > 0) unknownParameters(unknown);
+  if (unknown.length > 0) unknownParameters(op, unknown);
   return vars;
 }
 
@@ -96,17 +105,21 @@ interface ParametersEntry {
   [k: string]: unknown;
 }
 
-/** Variables from a Parameters resource (POST $expand). */
-export function variablesFromParameters(body: unknown, vars: ExpandVariables = {}): ExpandVariables {
+/** Variables from a Parameters resource (the body of a POST). */
+export function variablesFromParameters(
+  body: unknown,
+  vars: OperationVariables = {},
+  op: OperationDeclaration = EXPAND_OPERATION,
+): OperationVariables {
   if (body === undefined) return vars;
+  const what = `The body of POST $${op.code}`;
   if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw badRequest('The body of POST $expand must be a Parameters resource');
+    throw badRequest(`${what} must be a Parameters resource`);
   const b = body as { resourceType?: unknown; parameter?: unknown };
   if (b.resourceType !== 'Parameters')
-    throw badRequest(
-      `The body of POST $expand must be a Parameters resource, got ${String(b.resourceType)}`,
-      ['resourceType'],
-    );
+    throw badRequest(`${what} must be a Parameters resource, got ${String(b.resourceType)}`, [
+      'resourceType',
+    ]);
   if (b.parameter === undefined) return vars;
   if (!Array.isArray(b.parameter))
     throw badRequest('Parameters.parameter must be an array', ['Parameters.parameter']);
@@ -115,7 +128,7 @@ export function variablesFromParameters(body: unknown, vars: ExpandVariables = {
     const where = `Parameters.parameter[${i}]`;
     if (!prm || typeof prm !== 'object' || typeof prm.name !== 'string')
       throw badRequest(`${where}.name is required`, [where]);
-    const p = PARAMETER_BY_NAME.get(prm.name);
+    const p = op.byName.get(prm.name);
     if (!p) {
       if (!IGNORED_PARAMETERS.has(prm.name)) unknown.push(prm.name);
       return;
@@ -126,59 +139,74 @@ export function variablesFromParameters(body: unknown, vars: ExpandVariables = {
       put(vars, p, typed(p, prm.resource));
       return;
     }
+    if (p.type === 'coding') {
+      if (prm.valueCoding === undefined)
+        throw badRequest(`${where}: ${p.name} must be given as valueCoding`, [where]);
+      put(vars, p, typed(p, prm.valueCoding));
+      return;
+    }
     const valueKeys = Object.keys(prm).filter((k) => k.startsWith('value'));
     if (valueKeys.length !== 1)
       throw badRequest(`${where} (${p.name}) must have exactly one value[x]`, [where]);
     put(vars, p, typed(p, prm[valueKeys[0]]));
   });
-  if (unknown.length > 0) unknownParameters(unknown);
+  if (unknown.length > 0) unknownParameters(op, unknown);
   return vars;
 }
 
-/** Splits GraphQL arguments (typed by the schema) into what to expand and how; the service checks their values. */
-export function splitArguments(args: Record<string, unknown>): {
-  target: ExpandTargetParameters;
-  options: ExpandOptions;
-} {
+/** Splits GraphQL arguments (typed by the schema) into what the operation works on (the `target` parameters) and
+ * how; the service checks their values. Arguments outside the table (`id`) are left out. */
+export function splitArguments(
+  args: Record<string, unknown>,
+  op: OperationDeclaration = EXPAND_OPERATION,
+): { target: Record<string, unknown>; options: Record<string, unknown> } {
   const target: Record<string, unknown> = {};
   const options: Record<string, unknown> = {};
   // for-in, not Object.entries: the arguments object names every declared argument (most undefined), on the
-  // path of every REST $expand.
+  // path of every REST request.
   for (const key in args) {
     const raw = args[key];
     if (raw === null || raw === undefined) continue;
-    const p = PARAMETER_BY_KEY.get(key);
-    if (!p) continue; // `id` (instance $expand) is the only argument outside the table
+    const p = op.byKey.get(key);
+    if (!p) continue; // `id` (instance level) is the only argument outside the table
     if (p.repeats && (raw as unknown[]).length === 0) continue;
     (p.target ? target : options)[key] = raw;
   }
-  return { target: target as ExpandTargetParameters, options: options as ExpandOptions };
+  return { target, options };
 }
 
 /** The GraphQL type of a parameter's argument. */
-export function graphqlArgumentType(p: ExpandParameterDefinition): string {
+export function graphqlArgumentType(p: ParameterDefinition): string {
   const scalar =
     p.type === 'integer'
       ? 'Int'
       : p.type === 'boolean'
         ? 'Boolean'
-        : p.type === 'resource'
+        : p.type === 'resource' || p.type === 'coding'
           ? 'JSON'
           : 'String';
   return p.repeats ? `[${scalar}!]` : scalar;
 }
 
-let restDocument: DocumentNode | undefined;
+const restDocuments = new Map<OperationDeclaration, DocumentNode>();
+
+/** The operation's query with every parameter of its table as a variable (and `id`), for the REST layer. */
+export function operationDocument(op: OperationDeclaration): DocumentNode {
+  let doc = restDocuments.get(op);
+  if (!doc) {
+    const params = [...op.parameters.map((p) => [p.key, graphqlArgumentType(p)]), ['id', 'String']];
+    const defs = params.map(([k, t]) => `$${k}: ${t}`).join(', ');
+    const uses = params.map(([k]) => `${k}: $${k}`).join(', ');
+    const name = `Rest${op.code[0].toUpperCase()}${op.code.slice(1)}`;
+    doc = parse(`query ${name}(${defs}) { ${op.graphqlField}(${uses}) }`);
+    restDocuments.set(op, doc);
+  }
+  return doc;
+}
 
 /** The expandValueSet query with every parameter of the table as a variable (and `id`), for the REST layer. */
 export function expandDocument(): DocumentNode {
-  if (!restDocument) {
-    const params = [...EXPAND_PARAMETERS.map((p) => [p.key, graphqlArgumentType(p)]), ['id', 'String']];
-    const defs = params.map(([k, t]) => `$${k}: ${t}`).join(', ');
-    const uses = params.map(([k]) => `${k}: $${k}`).join(', ');
-    restDocument = parse(`query RestExpand(${defs}) { expandValueSet(${uses}) }`);
-  }
-  return restDocument;
+  return operationDocument(EXPAND_OPERATION);
 }
 
 /** An Accept-Language header as a displayLanguage list: none for `*` alone (what fetch sends by default), or a
