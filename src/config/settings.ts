@@ -229,7 +229,6 @@ export const TOPICS = [
           '`smtp://user:password@host:587` or `smtps://...:465` (nodemailer): sends password reset emails; unset, ' +
           '`POST /auth/resetpassword` answers `501` and a server administrator issues links with ' +
           '`npm run user:reset-link`',
-        secret: true,
       },
       {
         env: 'SMTP_FROM',
