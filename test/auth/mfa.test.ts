@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import { MedplumClient } from '@medplum/core';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { call, CLIENT_ID, CLIENT_SECRET, useTestServer } from '../helpers/server.js';
+import { call, CLIENT_ID, CLIENT_SECRET, signIn, useTestServer, withTestServer } from '../helpers/server.js';
 import { addUser, createProject, type Account, type ProjectAdmin } from '../helpers/projects.js';
 
 const s = useTestServer({
@@ -320,6 +320,39 @@ describe('sign-in with the second factor', () => {
     expect(profile?.resourceType).toBe('Practitioner');
     const mine = await medplum.get('auth/me', { cache: 'no-cache' });
     expect(mine.security.mfaEnrolled).toBe(true);
+  });
+
+  it('a sign-in waiting for its code expires after MFA_LOGIN_TTL', async () => {
+    // A server of its own with a 1-second wait (the setting's floor is 30 s; overrides are not range-checked).
+    await withTestServer({ config: { mfaLoginTtlSec: 1 } }, async (server) => {
+      const owner = await createProject(server.base, (await signIn(server.base)).access_token, 'Expiry');
+      const status = await call(server.base, 'GET', 'auth/mfa/status', { token: owner.token });
+      const secret = secretOf(status.body.enrollUri);
+      const enrolled = await call(server.base, 'POST', 'auth/mfa/enroll', {
+        token: owner.token,
+        body: { token: await codeAt(secret) },
+        headers: json,
+      });
+      expect(enrolled.status, enrolled.text).toBe(200);
+      const started = await call(server.base, 'POST', 'auth/login', {
+        body: {
+          email: owner.email,
+          password: owner.password,
+          codeChallenge: crypto.createHash('sha256').update('v'.repeat(43)).digest('base64url'),
+          codeChallengeMethod: 'S256',
+        },
+        headers: json,
+      });
+      expect(started.body.mfaRequired).toBe(true);
+      await new Promise((r) => setTimeout(r, 1300));
+      const late = await call(server.base, 'POST', 'auth/mfa/verify', {
+        body: { login: started.body.login, token: await codeAt(secret, 1) },
+        headers: json,
+      });
+      expect(late.status, late.text).toBe(400);
+      expect(late.body.issue[0].expression).toEqual(['login']);
+      expect(late.body.issue[0].details.text).toContain('expired');
+    });
   });
 
   it('malformed input is a 400 naming the field', async () => {
