@@ -50,6 +50,9 @@ export class TokenGrants {
     }
     const login = await this.db.prisma.login.findUniqueOrThrow({ where: { id: claimed[0].id } });
     if (login.revokedAt) throw new OAuthError('invalid_grant', 'Session has been revoked');
+    // Never reached while a sign-in waits for its second factor (it has no code), but never redeemable either.
+    if (login.mfaPending)
+      throw new OAuthError('invalid_grant', 'The sign-in has not passed its second factor');
     if (!login.codeExpiresAt || login.codeExpiresAt < now)
       throw new OAuthError('invalid_grant', 'Authorization code has expired');
     if (!login.codeChallenge || !login.codeChallengeMethod)

@@ -9,6 +9,7 @@ import { membershipRows as loadMembershipRows, type MembershipRows } from './mem
 import type { SessionRow } from './session-admin.js';
 import { createProject } from './projects.js';
 import { acceptInvitation, declineInvitation, pendingInvitations } from './invitations.js';
+import type { LoginResult } from './mfa-sign-in.js';
 
 export const UserRef = builder.prismaObject('User', {
   fields: (t) => ({
@@ -27,6 +28,9 @@ export const ProjectRef = builder.prismaObject('Project', {
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),
+    mfaRequired: t.exposeBoolean('mfaRequired', {
+      description: 'Members sign in with a second factor (setProjectMfaRequired).',
+    }),
   }),
 });
 
@@ -110,6 +114,10 @@ export const MeRef = builder.objectRef<MeShape>('Me').implement({
       resolve: async (me, _a, ctx) => (await membershipRows(ctx, me.membershipId)).membership,
     }),
     clientId: t.exposeString('clientId', { nullable: true }),
+    mfaEnrolled: t.boolean({
+      description: "The caller's user has a confirmed second factor (false for a client application).",
+      resolve: async (me, _a, ctx) => (await membershipRows(ctx, me.membershipId)).mfaEnrolled,
+    }),
     invitations: t.prismaField({
       type: ['Invitation'],
       description: "Pending invitations to other projects addressed to the caller's account.",
@@ -273,10 +281,32 @@ builder.mutationField('createProject', (t) =>
   }),
 );
 
-const LoginResultRef = builder.objectRef<{ login: string; code?: string }>('LoginResult').implement({
+export const LoginResultRef = builder.objectRef<LoginResult>('LoginResult').implement({
+  description:
+    'A sign-in: its authorization code, or what it waits for (a second factor, or the enrolment of one).',
   fields: (t) => ({
     login: t.exposeID('login'),
     code: t.exposeString('code', { nullable: true }),
+    mfaRequired: t.boolean({
+      description: 'The sign-in waits for a code of the enrolled second factor (verifyMfa).',
+      resolve: (r) => r.mfaRequired === true,
+    }),
+    mfaEnrollRequired: t.boolean({
+      description: 'The project requires a second factor the user lacks: enrol it (enrollMfaAtLogin).',
+      resolve: (r) => r.mfaEnrollRequired === true,
+    }),
+    enrollUri: t.exposeString('enrollUri', {
+      nullable: true,
+      description: 'The otpauth:// URI to enrol (with mfaEnrollRequired).',
+    }),
+    enrollQrCode: t.exposeString('enrollQrCode', {
+      nullable: true,
+      description: 'The URI as a QR code, a PNG data URL.',
+    }),
+    recoveryCodes: t.exposeStringList('recoveryCodes', {
+      nullable: true,
+      description: 'Recovery codes, shown once, when this sign-in enrolled the second factor.',
+    }),
   }),
 });
 
@@ -284,7 +314,9 @@ builder.mutationField('login', (t) =>
   t.field({
     type: LoginResultRef,
     description:
-      'Password sign-in: creates a session and returns a one-time authorization code for oauth2/token.',
+      'Password sign-in: creates a session and returns a one-time authorization code for oauth2/token; or, for a ' +
+      'user with a second factor, mfaRequired (verifyMfa completes it), and in a project that requires one, for a ' +
+      'user without, mfaEnrollRequired (enrollMfaAtLogin).',
     args: {
       email: t.arg.string({ required: true }),
       password: t.arg.string({ required: true }),

@@ -8,6 +8,8 @@ export interface MembershipRows {
   membership: ProjectMembership;
   project: Project;
   user: User | null;
+  /** The user has a confirmed second factor. */
+  mfaEnrolled: boolean;
 }
 
 type JoinedRow = {
@@ -19,12 +21,14 @@ type JoinedRow = {
   m_created: Date;
   p_name: string;
   p_created: Date;
+  p_mfa: boolean;
   u_email: string | null;
   u_hash: string | null;
   u_first: string | null;
   u_last: string | null;
   u_server_admin: boolean | null;
   u_created: Date | null;
+  u_mfa: boolean | null;
 };
 
 /** Membership, project and user for each membership id (null for an id with no membership); one query. */
@@ -35,11 +39,14 @@ export async function membershipRows(
   const rows = await db.sql<JoinedRow>(
     `SELECT m.id AS m_id, m.admin AS m_admin, m."projectId" AS m_project, m."userId" AS m_user,
             m."clientId" AS m_client, m."createdAt" AS m_created, p.name AS p_name, p."createdAt" AS p_created,
+            p."mfaRequired" AS p_mfa,
             u.email AS u_email, u."passwordHash" AS u_hash, u."firstName" AS u_first, u."lastName" AS u_last,
-            u."serverAdmin" AS u_server_admin, u."createdAt" AS u_created
+            u."serverAdmin" AS u_server_admin, u."createdAt" AS u_created,
+            f.enrolled AS u_mfa
        FROM "ProjectMembership" m
        JOIN "Project" p ON p.id = m."projectId"
        LEFT JOIN "User" u ON u.id = m."userId"
+       LEFT JOIN "UserMfa" f ON f."userId" = m."userId"
       WHERE m.id = ANY($1::uuid[])`,
     [ids],
   );
@@ -57,7 +64,8 @@ function toRows(r: JoinedRow): MembershipRows {
       admin: r.m_admin,
       createdAt: r.m_created,
     },
-    project: { id: r.m_project, name: r.p_name, createdAt: r.p_created },
+    project: { id: r.m_project, name: r.p_name, createdAt: r.p_created, mfaRequired: r.p_mfa === true },
+    mfaEnrolled: r.u_mfa === true,
     user:
       r.m_user && r.u_email !== null
         ? {

@@ -12,6 +12,7 @@ import { resetPage } from './reset-page.js';
 import type { FeatureRoutes } from '../rest/app.js';
 import { fhirBaseUrl } from '../config.js';
 import { FHIR_JSON_TYPES, jsonBodyParser } from '../rest/json-body.js';
+import { addMfaRoutes } from './mfa-routes.js';
 
 const LoginDoc = graphql(`
   mutation RestLogin(
@@ -36,6 +37,10 @@ const LoginDoc = graphql(`
     ) {
       login
       code
+      mfaRequired
+      mfaEnrollRequired
+      enrollUri
+      enrollQrCode
     }
   }
 `);
@@ -45,6 +50,7 @@ const MeDoc = graphql(`
     me {
       loginId
       clientId
+      mfaEnrolled
       user {
         id
         email
@@ -131,7 +137,18 @@ export function authRouter(jsonParser: express.RequestHandler): Router {
         },
         contextFor(req),
       );
-      res.json({ login: data.login.login, code: data.login.code ?? undefined });
+      const result = data.login;
+      // Medplum's shapes: {login, code}; {login, mfaRequired: true}; {login, mfaEnrollRequired: true, enrollUri,
+      // enrollQrCode}. Never cached: a code or an enrolment secret is in it.
+      res.setHeader('Cache-Control', 'no-store');
+      res.json({
+        login: result.login,
+        code: result.code ?? undefined,
+        mfaRequired: result.mfaRequired || undefined,
+        mfaEnrollRequired: result.mfaEnrollRequired || undefined,
+        enrollUri: result.enrollUri ?? undefined,
+        enrollQrCode: result.enrollQrCode ?? undefined,
+      });
     }),
   );
 
@@ -163,7 +180,7 @@ export function authRouter(jsonParser: express.RequestHandler): Router {
         profile,
         config: { resourceType: 'UserConfiguration' },
         security: {
-          mfaEnrolled: false,
+          mfaEnrolled: me.mfaEnrolled,
           sessions: me.sessions.map((s) => ({
             id: s.id,
             lastUpdated: s.lastUsed,
@@ -270,6 +287,7 @@ export function authRouter(jsonParser: express.RequestHandler): Router {
       sendFhir(res, 200, operationOutcome('information', 'informational', 'Password set; sign in with it'));
     }),
   );
+  addMfaRoutes(r, jsonParser, requireJsonObject);
   return r;
 }
 

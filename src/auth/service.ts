@@ -1,7 +1,7 @@
 // The auth parts of one server instance, built together because they share the session cache, the token signer
 // and the password hasher; started and closed together. Each part is its own file: request authentication,
-// password sign-in, the token grants, client authentication, session administration, token introspection and
-// revocation, accounts, members and client applications.
+// password sign-in and its second factor, the token grants, client authentication, session administration, token
+// introspection and revocation, accounts, members and client applications.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
@@ -20,6 +20,8 @@ import { SessionCache } from './session-cache.js';
 import { PasswordSignIn } from './sign-in.js';
 import { TokenIntrospection } from './token-introspection.js';
 import { Members } from './members.js';
+import { SecondFactor } from './mfa.js';
+import { MfaSignIn } from './mfa-sign-in.js';
 import { TokenService } from './tokens.js';
 
 /** Accounts, sign-in, tokens and sessions of one server instance. Nothing here knows HTTP. */
@@ -43,6 +45,10 @@ export class AuthService {
   readonly passwordChange: PasswordChange;
   /** Password reset links. */
   readonly passwordResets: PasswordResets;
+  /** Users' second factors (TOTP) and the project setting that requires one. */
+  readonly mfa: SecondFactor;
+  /** The second-factor steps of sign-in. */
+  readonly mfaSignIn: MfaSignIn;
 
   constructor(
     db: Database,
@@ -54,9 +60,11 @@ export class AuthService {
     this.cache = new SessionCache(db, logger);
     this.passwords = passwordHasher(config);
     this.requests = new RequestAuthenticator(db, this.tokens, this.cache, logger);
-    this.signIn = new PasswordSignIn(db, config, this.passwords);
     this.clients = new ClientAuthenticator(db, config);
     this.sessions = new SessionAdmin(db, this.cache);
+    this.mfa = new SecondFactor(db, config, this.passwords, this.sessions);
+    this.mfaSignIn = new MfaSignIn(db, config, this.mfa);
+    this.signIn = new PasswordSignIn(db, config, this.passwords, this.mfaSignIn);
     this.grants = new TokenGrants(db, config, this.tokens, this.cache, this.sessions, this.clients);
     this.introspection = new TokenIntrospection(db, this.tokens, this.cache, this.sessions);
     this.accounts = new Accounts(db, config, this.passwords);

@@ -1,6 +1,8 @@
 // Password sign-in (POST /auth/login): checks the password, throttled, and creates a Login holding a one-time
 // authorization code bound to a PKCE challenge (and to a client, when one is named, with one of its registered
-// redirect URIs when one is given). Tokens come later, from the authorization_code grant (grants.ts).
+// redirect URIs when one is given). Tokens come later, from the authorization_code grant (grants.ts). A user with a
+// second factor (or in a project that requires one) gets a Login that waits for it instead, without a code
+// (mfa-sign-in.ts).
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest } from '../core/errors.js';
@@ -10,6 +12,7 @@ import { normalizeScope, sessionLifetimeMs } from './scope.js';
 import { CheckThrottle } from './throttle.js';
 import { isRegistered, MAX_REDIRECT_URI_LENGTH } from './redirect-uris.js';
 import { isUuid } from './uuid.js';
+import type { LoginResult, MfaSignIn } from './mfa-sign-in.js';
 
 /** Where a sign-in came from. */
 export interface ClientInfo {
@@ -37,12 +40,14 @@ export class PasswordSignIn {
     private readonly db: Database,
     private readonly config: Config,
     private readonly passwords: PasswordHasher,
+    private readonly mfa: MfaSignIn,
   ) {
     this.throttle = new CheckThrottle('sign-in', config.loginThrottle);
   }
 
-  /** Checks the password and creates a Login with a one-time authorization code. */
-  async login(input: LoginInput, client: ClientInfo): Promise<{ login: string; code?: string }> {
+  /** Checks the password and creates a Login with a one-time authorization code, or one waiting for its second
+   * factor. */
+  async login(input: LoginInput, client: ClientInfo): Promise<LoginResult> {
     if (typeof input.email !== 'string' || !input.email) throw badRequest('email is required', ['email']);
     if (typeof input.password !== 'string' || !input.password)
       throw badRequest('password is required', ['password']);
@@ -61,7 +66,13 @@ export class PasswordSignIn {
     const email = input.email.trim().toLowerCase().slice(0, 320);
     // Throttled before the (deliberately slow) hash runs; unknown addresses are counted like known ones.
     this.throttle.check(email, client.remoteAddress);
-    const user = await this.db.prisma.user.findUnique({ where: { email }, include: { memberships: true } });
+    const user = await this.db.prisma.user.findUnique({
+      where: { email },
+      include: {
+        memberships: { include: { project: { select: { mfaRequired: true } } } },
+        mfa: { select: { enrolled: true } },
+      },
+    });
     const check = await this.passwords.verify(input.password, user?.passwordHash ?? this.passwords.dummyHash);
     if (!user || !check.ok) {
       this.throttle.fail(email, client.remoteAddress);
@@ -95,7 +106,9 @@ export class PasswordSignIn {
         ]);
       clientId = app.id;
     }
-    const code = randomSecret();
+    const challenge = await this.mfa.challenge(user, membership.project.mfaRequired);
+    // Waiting for a second factor: no code yet, and a short life until the factor comes.
+    const code = challenge.pending ? undefined : randomSecret();
     const scope = normalizeScope(input.scope);
     const login = await this.db.prisma.login
       .create({
@@ -109,11 +122,14 @@ export class PasswordSignIn {
           scope,
           userAgent: client.userAgent?.slice(0, 512),
           remoteAddress: client.remoteAddress,
-          codeHash: sha256(code),
+          codeHash: code ? sha256(code) : null,
           codeChallenge: pkce.challenge,
           codeChallengeMethod: pkce.method,
-          codeExpiresAt: new Date(Date.now() + this.config.authCodeLifetimeSec * 1000),
-          expiresAt: new Date(Date.now() + sessionLifetimeMs(this.config, scope)),
+          codeExpiresAt: code ? new Date(Date.now() + this.config.authCodeLifetimeSec * 1000) : null,
+          mfaPending: challenge.pending,
+          expiresAt: code
+            ? new Date(Date.now() + sessionLifetimeMs(this.config, scope))
+            : this.mfa.pendingExpiry(),
         },
       })
       .catch(async (err: unknown) => {
@@ -122,6 +138,14 @@ export class PasswordSignIn {
           throw badRequest('clientId names no client application of this project', ['clientId']);
         throw err;
       });
+    if (challenge.pending === 'verify') return { login: login.id, mfaRequired: true };
+    if (challenge.pending === 'enroll')
+      return {
+        login: login.id,
+        mfaEnrollRequired: true,
+        enrollUri: challenge.enrollUri,
+        enrollQrCode: challenge.enrollQrCode,
+      };
     return { login: login.id, code };
   }
 }

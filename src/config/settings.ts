@@ -249,6 +249,22 @@ export const TOPICS = [
         doc: 'seconds an invitation stays acceptable (7 days); inviting again renews it',
       },
       {
+        env: 'MFA_ISSUER',
+        key: 'mfaIssuer',
+        read: optionalText('name'),
+        doc:
+          'the issuer an authenticator app shows for a second factor (`otpauth://` URI); default: the host name of ' +
+          '`BASE_URL`',
+      },
+      {
+        env: 'MFA_LOGIN_TTL',
+        key: 'mfaLoginTtlSec',
+        read: int(300, { min: 30, max: 3600 }),
+        doc:
+          'seconds a sign-in that answered `mfaRequired` (or `mfaEnrollRequired`) waits for its second factor; ' +
+          'it holds no authorization code until then',
+      },
+      {
         env: 'CLIENT_SECRET_ROTATION_GRACE',
         key: 'clientSecretRotationGraceSec',
         read: int(24 * 3600),
@@ -286,6 +302,30 @@ export const TOPICS = [
         key: 'loginThrottle.windowSec',
         read: int(900),
         doc: 'seconds a sign-in failure counts',
+      },
+      {
+        env: 'MFA_MAX_FAILURES',
+        key: 'mfaThrottle.perSubjectAndAddress',
+        read: int(5),
+        doc: 'wrong second-factor codes per account and client address per window',
+      },
+      {
+        env: 'MFA_MAX_FAILURES_PER_ADDRESS',
+        key: 'mfaThrottle.perAddress',
+        read: int(50),
+        doc: 'wrong second-factor codes per client address (any account) per window',
+      },
+      {
+        env: 'MFA_MAX_FAILURES_PER_ACCOUNT',
+        key: 'mfaThrottle.perSubject',
+        read: int(10),
+        doc: 'wrong second-factor codes per account (any address) per window',
+      },
+      {
+        env: 'MFA_THROTTLE_WINDOW',
+        key: 'mfaThrottle.windowSec',
+        read: int(900),
+        doc: 'seconds a wrong second-factor code counts',
       },
       {
         env: 'CLIENT_AUTH_MAX_FAILURES',

@@ -8,6 +8,7 @@ import '../auth/graphql.js';
 import '../auth/graphql-members.js';
 import '../auth/graphql-passwords.js';
 import '../auth/graphql-clients.js';
+import '../auth/graphql-mfa.js';
 import '../fhir/graphql.js';
 import '../bots/graphql.js';
 import '../terminology/graphql.js';
