@@ -1,0 +1,734 @@
+// $validate-code (ValueSet and CodeSystem): is a code (code+system, a Coding, or the Codings of a CodeableConcept)
+// in the value set (its cached Membership: a position lookup, never an expansion) or the code system, and is its
+// display right? The answer is a Parameters resource (result, message, code, system, version, display, issues) with
+// the issue types and texts of the HL7 terminology ecosystem IG (tx-issue-type). Each Coding costs its hash lookup
+// in its code system index and its position in the membership: nothing grows with the size of either.
+import { FLAG_ABSTRACT, FLAG_INACTIVE, type CodeSystemIndex } from './code-system-index.js';
+import { displayChoices, displayOf } from './entries.js';
+import { parseLanguageList, parseTag, rangeMatches, type LanguageRange } from './languages.js';
+import type { ParametersParameter, ParametersResource } from './lookup.js';
+import type { Membership } from './membership.js';
+import type { CodingValue } from './parameters.js';
+import type { Resolver } from './resolver.js';
+import { TerminologyError, withTxIssueType } from './errors.js';
+import type { SupplementSet } from './supplements.js';
+import { compareVersionsDesc, resolveCodeSystem, versionMatches } from './versions.js';
+
+const TX_ISSUE_TYPE = 'http://hl7.org/fhir/tools/CodeSystem/tx-issue-type';
+
+/** One issue of the answer's OperationOutcome. */
+export interface ValidationIssue {
+  severity: 'error' | 'warning' | 'information';
+  /** The FHIR IssueType code. */
+  code: string;
+  /** The tx-issue-type code. */
+  txType: string;
+  text: string;
+  /** Where (a path into the request: `code`, `Coding.display`, `CodeableConcept.coding[1].code`). */
+  path?: string;
+}
+
+/** How the code was given: its paths in issues follow the form (`code` / `Coding.code` /
+ * `CodeableConcept.coding[i].code`). */
+export type CheckedForm = 'code' | 'coding' | 'codeableConcept';
+
+/** What a $validate-code checks in, and how. */
+export interface ValidateSettings {
+  /** ValueSet mode: the value set's membership, its canonical (`url|version`) and its compose (for version pins
+   * and `inactive`). CodeSystem mode: undefined. */
+  valueSet?: {
+    membership: Membership;
+    canonical: string;
+    /** `Reference to <status> ValueSet <canonical>` notes: the value set's and its imports' (deprecated,
+     * withdrawn). */
+    statusNotes: readonly string[];
+    /** How the value set names the version of each code system it includes (absent: versionless). */
+    versionSpecs: ReadonlyMap<string, VersionSpec>;
+    excludesInactive: boolean;
+  };
+  /** check-system-version failures of the value set's code systems, by url (the IG's text): a Coding of such a
+   * system is not valid. */
+  versionCheckFailures?: ReadonlyMap<string, { text: string; required: string }>;
+  /** CodeSystem mode: the code system. */
+  codeSystem?: CodeSystemIndex;
+  displayLanguage?: string;
+  /** A wrong display is a warning. */
+  lenientDisplay?: boolean;
+  /** false: abstract codes are not valid. */
+  abstract?: boolean;
+  activeOnly?: boolean;
+  /** Check membership only, not displays. */
+  membershipOnly?: boolean;
+  /** A code without a system takes the value set's system that has it. */
+  inferSystem?: boolean;
+  supplements: SupplementSet;
+}
+
+/** How a value set names a code system's version: its include's version (none: versionless) and the version in
+ * force (a pattern, maybe from a version parameter: force-system-version, system-version or check-system-version
+ * for a versionless include). */
+export interface VersionSpec {
+  include?: string;
+  /** The versions (patterns) in force, one per include of the system; none: a versionless include. */
+  effective?: readonly string[];
+  viaParameter: boolean;
+}
+
+/** The outcome of one Coding. */
+interface CodingOutcome {
+  valid: boolean;
+  index?: CodeSystemIndex;
+  ord?: number;
+  /** The system the answer names (also when unknown). */
+  system?: string;
+  code?: string;
+  issues: ValidationIssue[];
+  unknownSystem?: string;
+  /** `url|version` of a code system version nobody has, that the answer is false for. */
+  causedBy?: string;
+}
+
+/** Checks a code; the Parameters answer of $validate-code. `codings` has one Coding for the `code` and `coding`
+ * forms, the CodeableConcept's for the third. */
+export async function validateCodings(
+  form: CheckedForm,
+  codings: readonly CodingValue[],
+  settings: ValidateSettings,
+  resolver: Resolver,
+  codeableConcept?: unknown,
+): Promise<ParametersResource> {
+  const langs = languagesOf(settings.displayLanguage);
+  // The display answered falls back to the default one (a wildcard after the languages asked for).
+  const displayLangs = settings.displayLanguage
+    ? parseLanguageList(settings.displayLanguage, 'displayLanguage')
+    : undefined;
+  const outcomes: CodingOutcome[] = [];
+  for (let i = 0; i < codings.length; i++) {
+    const prefix = form === 'code' ? '' : form === 'coding' ? 'Coding' : `CodeableConcept.coding[${i}]`;
+    outcomes.push(await checkCoding(codings[i], prefix, form, settings, resolver, langs));
+  }
+  const issues: ValidationIssue[] = outcomes.flatMap((o) => o.issues);
+  // The Coding the answer describes: a valid one, else (a CodeableConcept) the first one whose concept is known.
+  const chosen =
+    outcomes.find((o) => o.valid) ??
+    (form === 'codeableConcept' ? outcomes.find((o) => o.ord !== undefined) : outcomes[0]);
+  const valid = chosen?.valid === true;
+  // Notes on the status of what was used: the code system of the answer, the value set and its imports.
+  const notes: string[] = [];
+  if (chosen?.index)
+    for (const w of chosen.index.meta.warnings ?? [])
+      notes.push(`Reference to ${w} CodeSystem ${canonicalOf(chosen.index)}`);
+  notes.push(...(settings.valueSet?.statusNotes ?? []));
+  for (const text of new Set(notes))
+    issues.push({ severity: 'information', code: 'business-rule', txType: 'status-check', text });
+  if (form === 'codeableConcept') {
+    // A Coding of a CodeableConcept that is not in the value set only informs when another one is.
+    for (const iss of issues)
+      if (iss.txType === 'not-in-vs') {
+        iss.severity = 'information';
+        iss.txType = 'this-code-not-in-vs';
+      }
+    if (!valid) {
+      const where = settings.valueSet ? `the value set '${settings.valueSet.canonical}'` : 'the code system';
+      issues.unshift({
+        severity: 'error',
+        code: 'code-invalid',
+        txType: 'not-in-vs',
+        text: `No valid coding was found for ${where}`,
+      });
+    }
+  }
+  const out: ParametersParameter[] = [];
+  if (chosen) {
+    const code = chosen.code ?? codings[outcomes.indexOf(chosen)]?.code;
+    if (code !== undefined) out.push({ name: 'code', valueCode: code });
+    if (chosen.index && chosen.ord !== undefined) {
+      const { index, ord } = chosen;
+      if (code !== undefined && index.code(ord) !== code)
+        out.push({ name: 'normalized-code', valueCode: index.code(ord) });
+      const display =
+        displayLangs || settings.supplements.size > 0
+          ? displayOf(index, ord, undefined, {
+              langs: displayLangs,
+              includeDesignations: false,
+              properties: [],
+              supplements: settings.supplements,
+            })
+          : index.display(ord);
+      if (display !== undefined) out.push({ name: 'display', valueString: display });
+      if ((index.flags[ord] & FLAG_INACTIVE) !== 0) out.push({ name: 'inactive', valueBoolean: true });
+      const status = index.statuses.get(ord);
+      if (status === 'deprecated' || status === 'withdrawn') out.push({ name: 'status', valueCode: status });
+      out.push({ name: 'system', valueUri: index.url });
+      if (index.version !== undefined) out.push({ name: 'version', valueString: index.version });
+    } else if (chosen.system !== undefined) {
+      out.push({ name: 'system', valueUri: chosen.system });
+    }
+  }
+  for (const u of new Set(outcomes.flatMap((o) => (o.unknownSystem !== undefined ? [o.unknownSystem] : []))))
+    out.push({ name: 'x-unknown-system', valueCanonical: u });
+  for (const u of new Set(outcomes.flatMap((o) => (o.causedBy !== undefined ? [o.causedBy] : []))))
+    out.push({ name: 'x-caused-by-unknown-system', valueCanonical: u });
+  if (form === 'codeableConcept' && codeableConcept !== undefined)
+    out.push({ name: 'codeableConcept', valueCodeableConcept: codeableConcept });
+  // Valid: a Coding is in (and right), and no Coding has an error (an unknown code in another Coding of a
+  // CodeableConcept makes it false too).
+  const result = valid && !issues.some((i) => i.severity === 'error');
+  out.push({ name: 'result', valueBoolean: result });
+  // The message: errors and warnings, and a display right only in another language (information).
+  const told = issues
+    .filter((i) => i.severity !== 'information' || i.txType === 'invalid-display')
+    .map((i) => i.text);
+  if (told.length > 0) out.push({ name: 'message', valueString: [...new Set(told)].join('; ') });
+  if (issues.length > 0)
+    out.push({ name: 'issues', resource: { resourceType: 'OperationOutcome', issue: issues.map(toIssue) } });
+  return { resourceType: 'Parameters', parameter: out };
+}
+
+function toIssue(i: ValidationIssue): Record<string, unknown> {
+  return {
+    severity: i.severity,
+    code: i.code,
+    details: { coding: [{ system: TX_ISSUE_TYPE, code: i.txType }], text: i.text },
+    ...(i.path !== undefined ? { location: [i.path], expression: [i.path] } : {}),
+  };
+}
+
+/** The displayLanguage list; a malformed one is a 400 with the IG's text and issue type. */
+function languagesOf(value: string | undefined): LanguageRange[] | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseLanguageList(value, 'displayLanguage', false);
+  } catch {
+    throw withTxIssueType(
+      'invalid-display',
+      new TerminologyError(400, 'processing', `Invalid displayLanguage: '${value}'`),
+    );
+  }
+}
+
+/** `url|version` of a code system (its url without a version). */
+function canonicalOf(index: CodeSystemIndex): string {
+  return index.version !== undefined ? `${index.url}|${index.version}` : index.url;
+}
+
+/** The answer when the value set cannot be evaluated because something it names is missing (an imported value
+ * set, a code system or version): `false`, with the IG's issue, rather than an error status. Undefined when the
+ * error is not one of those. */
+export async function unresolvedValueSetAnswer(
+  form: CheckedForm,
+  codings: readonly CodingValue[],
+  message: string,
+  resolver: Resolver,
+  codeableConcept?: unknown,
+): Promise<ParametersResource | undefined> {
+  const out: ParametersParameter[] = [];
+  const issues: ValidationIssue[] = [];
+  const vsMatch = /^Unable to find included value set '([^']*)'(?: version '([^']*)')?/.exec(message);
+  const csMatch = /^A definition for CodeSystem '([^']*)'(?: version '([^']*)')? could not be found/.exec(
+    message,
+  );
+  if (vsMatch) {
+    const [, url, version] = vsMatch;
+    const text = `A definition for the value Set '${url}${version !== undefined ? `|${version}` : ''}' could not be found`;
+    issues.push({ severity: 'error', code: 'not-found', txType: 'not-found', text });
+  } else if (csMatch) {
+    const [, url, version] = csMatch;
+    const i = codings.findIndex((c) => c.system === url);
+    if (i < 0) return undefined;
+    const coding = codings[i];
+    const prefix = form === 'code' ? '' : form === 'coding' ? 'Coding' : `CodeableConcept.coding[${i}]`;
+    issues.push({
+      severity: 'error',
+      code: 'not-found',
+      txType: 'not-found',
+      text: message.replace('so the value set cannot be expanded', 'so the code cannot be validated'),
+      path: at(prefix, 'system'),
+    });
+    // What the code is in the version the Coding names (else the latest), when there is one.
+    const index = await resolveCodeSystem(resolver, url, coding.version).catch(() => undefined);
+    if (version !== undefined && coding.version !== undefined && coding.version !== version && index)
+      issues.push(
+        versionMismatch(
+          url,
+          { include: version, effective: [version], viaParameter: false },
+          index,
+          coding.version,
+          prefix,
+        ),
+      );
+    const ord = index && coding.code !== undefined ? index.lookupCode(coding.code) : -1;
+    if (coding.code !== undefined) out.push({ name: 'code', valueCode: coding.code });
+    if (index && ord >= 0 && index.display(ord) !== undefined)
+      out.push({ name: 'display', valueString: index.display(ord) });
+    out.push({ name: 'system', valueUri: url });
+    if (index?.version !== undefined) out.push({ name: 'version', valueString: index.version });
+    out.push({ name: 'x-caused-by-unknown-system', valueCanonical: version ? `${url}|${version}` : url });
+  } else {
+    return undefined;
+  }
+  if (form === 'codeableConcept' && codeableConcept !== undefined)
+    out.push({ name: 'codeableConcept', valueCodeableConcept: codeableConcept });
+  out.push({ name: 'result', valueBoolean: false });
+  out.push({ name: 'message', valueString: issues.map((i) => i.text).join('; ') });
+  out.push({ name: 'issues', resource: { resourceType: 'OperationOutcome', issue: issues.map(toIssue) } });
+  return { resourceType: 'Parameters', parameter: out };
+}
+
+/** The path of an element of the checked code (`code`, `Coding.code`, ...). */
+function at(prefix: string, element: string): string {
+  return prefix === '' ? element : `${prefix}.${element}`;
+}
+
+async function checkCoding(
+  coding: CodingValue,
+  prefix: string,
+  form: CheckedForm,
+  settings: ValidateSettings,
+  resolver: Resolver,
+  langs: LanguageRange[] | undefined,
+): Promise<CodingOutcome> {
+  const issues: ValidationIssue[] = [];
+  const vs = settings.valueSet;
+  const code = coding.code ?? '';
+  let system = coding.system;
+  const version = coding.version;
+  const provided = (display?: string): string =>
+    `${system ?? ''}#${code}${display !== undefined ? ` ('${display}')` : ''}`;
+  const notInVs = (display?: string): ValidationIssue => ({
+    severity: 'error',
+    code: 'code-invalid',
+    txType: 'not-in-vs',
+    text: `The provided code '${provided(display)}' was not found in the value set '${vs?.canonical ?? ''}'`,
+    path: at(prefix, 'code'),
+  });
+  // CodeSystem mode: the code system is given (undefined: nobody has it); a Coding naming another is not in it.
+  if (!vs) {
+    const cs = settings.codeSystem;
+    if (!cs) {
+      issues.push(unknownSystem(system ?? '', at(prefix, 'system')));
+      return { valid: false, system, code, issues, unknownSystem: system };
+    }
+    system ??= cs.url;
+    if (system !== cs.url) {
+      issues.push({
+        severity: 'error',
+        code: 'invalid',
+        txType: 'invalid-data',
+        text: `The system '${system}' is not the code system '${cs.url}'`,
+        path: at(prefix, 'system'),
+      });
+      return { valid: false, system, code, issues };
+    }
+    if (cs.meta.content === 'supplement') {
+      issues.push(supplementAsSystem(cs, prefix));
+      return { valid: false, system, code, issues };
+    }
+    return conceptChecks(cs, coding, prefix, settings, langs, issues, undefined);
+  }
+
+  if (system === undefined || system === '') {
+    if (settings.inferSystem && form === 'code') {
+      const found = inferred(vs.membership, code);
+      if (found.length === 1) system = found[0];
+      else {
+        issues.push(notInVs(coding.display));
+        issues.push({
+          severity: 'error',
+          code: 'not-found',
+          txType: 'cannot-infer',
+          text:
+            found.length === 0
+              ? `The System URI could not be determined for the code '${code}' in the ValueSet '${vs.canonical}'`
+              : `The System URI could not be determined for the code '${code}' in the ValueSet ` +
+                `'${vs.canonical}': value set expansion has multiple matches: [${found.join(', ')}]`,
+          path: at(prefix, 'code'),
+        });
+        return { valid: false, code, issues };
+      }
+    } else {
+      issues.push({
+        severity: 'warning',
+        code: 'invalid',
+        txType: 'invalid-data',
+        text:
+          'Coding has no system. A code with no system has no defined meaning, and it cannot be validated. ' +
+          'A system should be provided',
+        path: prefix === '' ? 'code' : prefix,
+      });
+      issues.push(notInVs(coding.display));
+      return { valid: false, code, issues };
+    }
+  }
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(system)) {
+    issues.push({
+      severity: 'error',
+      code: 'invalid',
+      txType: 'invalid-data',
+      text: 'Coding.system must be an absolute reference, not a local reference',
+      path: at(prefix, 'system'),
+    });
+    issues.push(notInVs(coding.display));
+    return { valid: false, system, code, issues };
+  }
+
+  // The versions the value set uses for this system: those that have the code as a member first (the one whose
+  // display is the one given, else the highest version), then the others.
+  const m = vs.membership;
+  const sources = preferred(m, system, code, coding.display);
+  let index: CodeSystemIndex | undefined;
+  if (version !== undefined) {
+    const spec = vs.versionSpecs.get(system);
+    const matches = spec?.effective === undefined || spec.effective.some((v) => versionMatches(version, v));
+    const used = sources[0];
+    index = await resolveCodeSystem(resolver, system, version);
+    if (!index) {
+      const versions = (await resolver.codeSystemVersions?.(system)) ?? [];
+      issues.push(unknownVersion(system, version, versions, at(prefix, 'system')));
+      // The value set's version still says what the code is (display, ...), but the answer is false.
+      if (used && (spec?.effective === undefined || !matches))
+        issues.push(versionMismatch(system, spec, used, version, prefix));
+      const causedBy = `${system}|${version}`;
+      if (!used) return { valid: false, system, code, issues, causedBy };
+      const ord = used.lookupCode(code);
+      if (ord < 0) return { valid: false, system, code, issues, index: used, causedBy };
+      return { valid: false, system, code, issues, index: used, ord, causedBy };
+    }
+    if (!matches && used) {
+      // The value set uses another version: the answer is about that one.
+      issues.push(versionMismatch(system, spec, used, version, prefix));
+      index = used;
+    }
+  } else {
+    index = sources[0];
+    if (!index) {
+      try {
+        index = await resolveCodeSystem(resolver, system, undefined);
+      } catch {
+        index = undefined;
+      }
+    }
+  }
+  if (!index) {
+    const isValueSet = await resolver.valueSet(system).catch(() => undefined);
+    issues.push(notInVs(coding.display));
+    if (isValueSet) {
+      issues.push({
+        severity: 'error',
+        code: 'invalid',
+        txType: 'invalid-data',
+        text: `The Coding references a value set, not a code system ('${system}')`,
+        path: at(prefix, 'system'),
+      });
+      return { valid: false, system, code, issues };
+    }
+    issues.push(unknownSystem(system, at(prefix, 'system')));
+    return { valid: false, system, code, issues, unknownSystem: system };
+  }
+  if (index.meta.content === 'supplement') {
+    issues.push(supplementAsSystem(index, prefix));
+    issues.push(notInVs(coding.display));
+    return { valid: false, system, code, issues };
+  }
+  const failure = settings.versionCheckFailures?.get(system);
+  // A Coding that names a version the check allows is checked in that version.
+  if (failure !== undefined && !(version !== undefined && versionMatches(version, failure.required))) {
+    issues.push({
+      severity: 'error',
+      code: 'exception',
+      txType: 'version-error',
+      text: failure.text,
+      path: at(prefix, 'version'),
+    });
+    const checked = conceptChecks(index, coding, prefix, settings, langs, issues, notInVs);
+    return { ...checked, valid: false };
+  }
+  return conceptChecks(index, coding, prefix, settings, langs, issues, notInVs);
+}
+
+/** The checks of a code in a known code system: exists (case), in the value set (active, abstract), display. */
+function conceptChecks(
+  index: CodeSystemIndex,
+  coding: CodingValue,
+  prefix: string,
+  settings: ValidateSettings,
+  langs: LanguageRange[] | undefined,
+  issues: ValidationIssue[],
+  notInVs: ((display?: string) => ValidationIssue) | undefined,
+): CodingOutcome {
+  const code = coding.code ?? '';
+  const system = index.url;
+  const ord = index.lookupCode(code);
+  const versionText = index.version !== undefined ? ` version '${index.version}'` : '';
+  if (ord < 0) {
+    const fragment = index.meta.content === 'fragment';
+    issues.push({
+      severity: fragment ? 'warning' : 'error',
+      code: 'code-invalid',
+      txType: 'invalid-code',
+      text: fragment
+        ? `Unknown Code '${code}' in the CodeSystem '${system}'${versionText} - note that the code system is ` +
+          'labeled as a fragment, so the code may be valid in some other fragment'
+        : `Unknown code '${code}' in the CodeSystem '${system}'${versionText}`,
+      path: at(prefix, 'code'),
+    });
+    // A fragment does not say a code is not in the code system: the answer is a warning, and true.
+    if (notInVs && !fragment) issues.push(notInVs(coding.display));
+    return { valid: fragment, system, code, issues, index };
+  }
+  if (index.code(ord) !== code) {
+    const canonical = index.version !== undefined ? `${system}|${index.version}` : system;
+    issues.push({
+      severity: 'information',
+      code: 'business-rule',
+      txType: 'code-rule',
+      text:
+        `The code '${code}' differs from the correct code '${index.code(ord)}' by case. Although the code ` +
+        `system '${canonical}' is case insensitive, implementers are strongly encouraged to use the correct ` +
+        'case anyway',
+      path: at(prefix, 'code'),
+    });
+  }
+  const flags = index.flags[ord];
+  const inactive = (flags & FLAG_INACTIVE) !== 0;
+  let valid = true;
+  const vs = settings.valueSet;
+  // In this version when the value set uses it, else in the version it uses (same code).
+  const inVs = !vs
+    ? true
+    : vs.membership.sources.includes(index)
+      ? vs.membership.hasVersion(index, ord)
+      : vs.membership.positionOf(index, ord) >= 0;
+  if (inactive) {
+    issues.push({
+      severity: 'warning',
+      code: 'business-rule',
+      txType: 'code-comment',
+      text: `The concept '${index.code(ord)}' has a status of inactive and its use should be reviewed`,
+      path: prefix === '' ? 'code' : prefix,
+    });
+    if (settings.activeOnly || (vs && !inVs && vs.excludesInactive)) {
+      issues.push({
+        severity: 'error',
+        code: 'business-rule',
+        txType: 'code-rule',
+        text: `The concept '${index.code(ord)}' is valid but is not active`,
+        path: at(prefix, 'code'),
+      });
+      valid = false;
+    }
+  }
+  const status = index.statuses.get(ord);
+  if (status === 'deprecated' || status === 'withdrawn') {
+    issues.push({
+      severity: 'warning',
+      code: 'business-rule',
+      txType: 'code-comment',
+      text: `The concept '${index.code(ord)}' is ${status} and its use should be reviewed`,
+      path: at(prefix, 'code'),
+    });
+  }
+  if (settings.abstract === false && (flags & FLAG_ABSTRACT) !== 0) {
+    issues.push({
+      severity: 'error',
+      code: 'business-rule',
+      txType: 'code-rule',
+      text: `Code '${system}#${index.code(ord)}' is abstract, and not allowed in this context`,
+      path: at(prefix, 'code'),
+    });
+    valid = false;
+  }
+  if (vs && notInVs && (!inVs || !valid)) {
+    issues.push(notInVs(coding.display));
+    valid = false;
+  }
+  if (coding.display !== undefined && !settings.membershipOnly) {
+    const wrong = displayIssue(index, ord, coding.display, settings, langs, at(prefix, 'display'));
+    if (wrong) {
+      issues.push(wrong);
+      if (wrong.severity === 'error') valid = false;
+    }
+  }
+  return { valid, system, code, issues, index, ord };
+}
+
+/** The issue for a display that is not one of the concept's in the requested languages (none when it is): with
+ * displayLanguage, the displays in those languages (a display without a language is in every one); a display that
+ * is right only in another language is noted (information) when the concept has none in the requested ones. */
+function displayIssue(
+  index: CodeSystemIndex,
+  ord: number,
+  display: string,
+  settings: ValidateSettings,
+  langs: LanguageRange[] | undefined,
+  path: string,
+): ValidationIssue | undefined {
+  const choices = displayChoices(index, ord, settings.supplements);
+  if (choices.length === 0) return undefined;
+  const inLanguage = (language: string | undefined): boolean =>
+    !langs || !language || langs.some((l) => rangeMatches(l, parseTag(language), 'language'));
+  const matching = choices.filter((c) => inLanguage(c.language));
+  if (matching.some((c) => c.value === display)) return undefined;
+  const subject = `${index.url}#${index.code(ord)}`;
+  const asked = settings.displayLanguage ?? '--';
+  const severity = settings.lenientDisplay ? 'warning' : 'error';
+  if (matching.length === 0) {
+    const fallback = index.display(ord) ?? choices[0].value;
+    if (choices.some((c) => c.value === display))
+      return {
+        severity: 'information',
+        code: 'invalid',
+        txType: 'invalid-display',
+        text:
+          `There are no valid display names found for the code ${subject} for language(s) '${asked}'. The ` +
+          `display is '${display}' which is a valid display for the default language`,
+        path,
+      };
+    return {
+      severity,
+      code: 'invalid',
+      txType: 'invalid-display',
+      text:
+        `Wrong Display Name '${display}' for ${subject}. There are no valid display names found for ` +
+        `language(s) '${asked}'. Default display is '${fallback}'`,
+      path,
+    };
+  }
+  const normal = (s: string) => s.trim().replace(/\s+/g, ' ').toLowerCase();
+  const ws = matching.some((c) => normal(c.value) === normal(display));
+  const listed = [...new Map(matching.map((c) => [`${c.value}\u0000${c.language ?? ''}`, c])).values()];
+  const shown = listed.map((c) => `'${c.value}'${c.language ? ` (${c.language})` : ''}`);
+  const valid = shown.length === 1 ? shown[0] : `one of ${shown.length} choices: ${orList(shown)}`;
+  return {
+    severity,
+    code: 'invalid',
+    txType: 'invalid-display',
+    text:
+      `Wrong ${ws ? 'whitespace in ' : ''}Display Name '${display}' for ${subject}. ` +
+      `Valid display is ${valid} (for the language(s) '${asked}')`,
+    path,
+  };
+}
+
+/** The issue for a code system nobody has. */
+function unknownSystem(system: string, path: string): ValidationIssue {
+  return {
+    severity: 'error',
+    code: 'not-found',
+    txType: 'not-found',
+    text: `A definition for CodeSystem '${system}' could not be found, so the code cannot be validated`,
+    path,
+  };
+}
+
+/** The issue for a Coding whose system is a supplement. */
+function supplementAsSystem(index: CodeSystemIndex, prefix: string): ValidationIssue {
+  const canonical = index.version ? `${index.url}|${index.version}` : index.url;
+  return {
+    severity: 'error',
+    code: 'invalid',
+    txType: 'invalid-data',
+    text: `CodeSystem ${canonical} is a supplement, so can't be used as a value in Coding.system`,
+    path: at(prefix, 'system'),
+  };
+}
+
+/** The sources of a membership for a system, best first for a code (see checkCoding). */
+function preferred(
+  m: Membership,
+  system: string,
+  code: string,
+  display: string | undefined,
+): CodeSystemIndex[] {
+  const rank = (s: CodeSystemIndex): number => {
+    const ord = s.lookupCode(code);
+    if (ord < 0) return 0;
+    if (!m.hasVersion(s, ord)) return 1;
+    return display !== undefined && s.display(ord) === display ? 3 : 2;
+  };
+  return m.sources
+    .filter((s) => s.url === system)
+    .map((s) => ({ s, r: rank(s) }))
+    .sort((a, b) => b.r - a.r || compareVersionsDesc(a.s.version ?? '', b.s.version ?? ''))
+    .map((x) => x.s);
+}
+
+/** The systems of a membership that have the code (inferSystem). */
+function inferred(m: Membership, code: string): string[] {
+  const out = new Set<string>();
+  for (const s of m.sources) {
+    const ord = s.lookupCode(code);
+    if (ord >= 0 && m.positionOf(s, ord) >= 0) out.add(s.url);
+  }
+  return [...out];
+}
+
+/** The issue for a code system version nobody has. */
+export function unknownVersion(
+  system: string,
+  version: string,
+  versions: readonly string[],
+  path: string,
+): ValidationIssue {
+  const known = [...new Set(versions)].sort((a, b) => compareVersionsDesc(b, a));
+  return {
+    severity: 'error',
+    code: 'not-found',
+    txType: 'not-found',
+    text:
+      known.length === 0
+        ? `A definition for CodeSystem '${system}' version '${version}' could not be found, so the code cannot be ` +
+          'validated. No versions of this code system are known'
+        : `A definition for CodeSystem '${system}' version '${version}' could not be found, so the code cannot be ` +
+          `validated. Valid versions: ${known.join(' or ')}`,
+    path,
+  };
+}
+
+/** `a`, `a or b`, `a, b or c`. */
+function orList(items: readonly string[]): string {
+  return items.length <= 1
+    ? (items[0] ?? '')
+    : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
+}
+
+/** The value set uses another version of the code system than the Coding names: an error when the value set (or
+ * a version parameter) names the version, a warning for a versionless include. */
+function versionMismatch(
+  system: string,
+  spec: VersionSpec | undefined,
+  used: CodeSystemIndex,
+  given: string,
+  prefix: string,
+): ValidationIssue {
+  const path = at(prefix, 'version');
+  if (spec?.viaParameter)
+    return {
+      severity: 'error',
+      code: 'invalid',
+      txType: 'vs-invalid',
+      text:
+        `The code system '${system}' version '${spec.effective?.[0] ?? ''}' resulting from the version ` +
+        `'${spec.include ?? ''}' in the ValueSet include is different to the one in the value ('${given}')`,
+      path,
+    };
+  if (spec?.include !== undefined)
+    return {
+      severity: 'error',
+      code: 'invalid',
+      txType: 'vs-invalid',
+      text:
+        `The code system '${system}' version '${spec.include}' in the ValueSet include is different to the one ` +
+        `in the value ('${given}')`,
+      path,
+    };
+  return {
+    severity: 'warning',
+    code: 'invalid',
+    txType: 'vs-invalid',
+    text:
+      `The code system '${system}' version '${used.version ?? ''}' for the versionless include in the ValueSet ` +
+      `include is different to the one in the value ('${given}')`,
+    path,
+  };
+}
