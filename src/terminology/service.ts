@@ -343,6 +343,7 @@ export class TerminologyService {
                   err.message,
                   resolver,
                   target.codeableConcept,
+                  fallbackVersionsOf(options),
                 )
               : undefined;
           if (answer) return answer;
@@ -773,6 +774,18 @@ function checkValuesOf(
   } catch (err) {
     throw toApiError(err);
   }
+}
+
+/** The version (pattern) the request's version parameters give each code system: force-system-version, else
+ * system-version, else check-system-version. */
+function fallbackVersionsOf(options: ValidateCodeOptions): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const list of [options.checkSystemVersion, options.defaultSystemVersion, options.forceSystemVersion])
+    for (const c of list ?? []) {
+      const bar = c.indexOf('|');
+      if (bar > 0) out.set(c.slice(0, bar), c.slice(bar + 1));
+    }
+  return out;
 }
 
 /** How a value set (and the request's version parameters) name the version of each code system it includes. */

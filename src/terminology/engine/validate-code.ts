@@ -4,6 +4,7 @@
 // the issue types and texts of the HL7 terminology ecosystem IG (tx-issue-type). Each Coding costs its hash lookup
 // in its code system index and its position in the membership: nothing grows with the size of either.
 import { FLAG_ABSTRACT, FLAG_INACTIVE, type CodeSystemIndex } from './code-system-index.js';
+import { inMemoryDetails } from './concept-details.js';
 import { displayChoices, displayOf } from './entries.js';
 import { parseLanguageList, parseTag, rangeMatches, type LanguageRange } from './languages.js';
 import type { ParametersParameter, ParametersResource } from './lookup.js';
@@ -15,6 +16,8 @@ import type { SupplementSet } from './supplements.js';
 import { compareVersionsDesc, resolveCodeSystem, versionMatches } from './versions.js';
 
 const TX_ISSUE_TYPE = 'http://hl7.org/fhir/tools/CodeSystem/tx-issue-type';
+const STANDARDS_STATUS = 'http://hl7.org/fhir/StructureDefinition/structuredefinition-standards-status';
+const VS_DEPRECATED = 'http://hl7.org/fhir/StructureDefinition/valueset-deprecated';
 
 /** One issue of the answer's OperationOutcome. */
 export interface ValidationIssue {
@@ -26,6 +29,8 @@ export interface ValidationIssue {
   text: string;
   /** Where (a path into the request: `code`, `Coding.display`, `CodeableConcept.coding[1].code`). */
   path?: string;
+  /** Not repeated in the answer's `message` (a note on the value set's version or content, not on the code). */
+  quiet?: true;
 }
 
 /** How the code was given: its paths in issues follow the form (`code` / `Coding.code` /
@@ -86,6 +91,10 @@ interface CodingOutcome {
   unknownSystem?: string;
   /** `url|version` of a code system version nobody has, that the answer is false for. */
   causedBy?: string;
+  /** The concept is a member of the value set (whatever else is wrong). */
+  member?: boolean;
+  /** The concept's status when it says more than active/inactive (retired, deprecated, ...). */
+  status?: string;
 }
 
 /** Checks a code; the Parameters answer of $validate-code. `codings` has one Coding for the `code` and `coding`
@@ -111,7 +120,7 @@ export async function validateCodings(
   // The Coding the answer describes: a valid one, else (a CodeableConcept) the first one whose concept is known.
   const chosen =
     outcomes.find((o) => o.valid) ??
-    (form === 'codeableConcept' ? outcomes.find((o) => o.ord !== undefined) : outcomes[0]);
+    (form === 'codeableConcept' ? outcomes.find((o) => o.member) : outcomes[0]);
   const valid = chosen?.valid === true;
   // Notes on the status of what was used: the code system of the answer, the value set and its imports.
   const notes: string[] = [];
@@ -128,7 +137,7 @@ export async function validateCodings(
         iss.severity = 'information';
         iss.txType = 'this-code-not-in-vs';
       }
-    if (!valid) {
+    if (!valid && !outcomes.some((o) => o.member)) {
       const where = settings.valueSet ? `the value set '${settings.valueSet.canonical}'` : 'the code system';
       issues.unshift({
         severity: 'error',
@@ -157,8 +166,8 @@ export async function validateCodings(
           : index.display(ord);
       if (display !== undefined) out.push({ name: 'display', valueString: display });
       if ((index.flags[ord] & FLAG_INACTIVE) !== 0) out.push({ name: 'inactive', valueBoolean: true });
-      const status = index.statuses.get(ord);
-      if (status === 'deprecated' || status === 'withdrawn') out.push({ name: 'status', valueCode: status });
+      const status = chosen.status ?? statusOf(index, ord);
+      if (status !== undefined) out.push({ name: 'status', valueCode: status });
       out.push({ name: 'system', valueUri: index.url });
       if (index.version !== undefined) out.push({ name: 'version', valueString: index.version });
     } else if (chosen.system !== undefined) {
@@ -175,9 +184,12 @@ export async function validateCodings(
   // CodeableConcept makes it false too).
   const result = valid && !issues.some((i) => i.severity === 'error');
   out.push({ name: 'result', valueBoolean: result });
-  // The message: errors and warnings, and a display right only in another language (information).
+  // The message: errors and warnings (not the quiet ones), and a display right only in another language.
   const told = issues
-    .filter((i) => i.severity !== 'information' || i.txType === 'invalid-display')
+    .filter(
+      (i) =>
+        !i.quiet && (i.severity === 'error' || i.severity === 'warning' || i.txType === 'invalid-display'),
+    )
     .map((i) => i.text);
   if (told.length > 0) out.push({ name: 'message', valueString: [...new Set(told)].join('; ') });
   if (issues.length > 0)
@@ -221,6 +233,7 @@ export async function unresolvedValueSetAnswer(
   message: string,
   resolver: Resolver,
   codeableConcept?: unknown,
+  fallbackVersions: ReadonlyMap<string, string> = new Map(),
 ): Promise<ParametersResource | undefined> {
   const out: ParametersParameter[] = [];
   const issues: ValidationIssue[] = [];
@@ -246,7 +259,9 @@ export async function unresolvedValueSetAnswer(
       path: at(prefix, 'system'),
     });
     // What the code is in the version the Coding names (else the latest), when there is one.
-    const index = await resolveCodeSystem(resolver, url, coding.version).catch(() => undefined);
+    const index = await resolveCodeSystem(resolver, url, coding.version ?? fallbackVersions.get(url)).catch(
+      () => undefined,
+    );
     if (version !== undefined && coding.version !== undefined && coding.version !== version && index)
       issues.push(
         versionMismatch(
@@ -258,10 +273,12 @@ export async function unresolvedValueSetAnswer(
         ),
       );
     const ord = index && coding.code !== undefined ? index.lookupCode(coding.code) : -1;
-    if (coding.code !== undefined) out.push({ name: 'code', valueCode: coding.code });
+    // A CodeableConcept's answer names no code or system (no coding is valid); a Coding's does.
+    if (coding.code !== undefined && form !== 'codeableConcept')
+      out.push({ name: 'code', valueCode: coding.code });
     if (index && ord >= 0 && index.display(ord) !== undefined)
       out.push({ name: 'display', valueString: index.display(ord) });
-    out.push({ name: 'system', valueUri: url });
+    if (form !== 'codeableConcept') out.push({ name: 'system', valueUri: url });
     if (index?.version !== undefined) out.push({ name: 'version', valueString: index.version });
     out.push({ name: 'x-caused-by-unknown-system', valueCanonical: version ? `${url}|${version}` : url });
   } else {
@@ -294,7 +311,7 @@ async function checkCoding(
   let system = coding.system;
   const version = coding.version;
   const provided = (display?: string): string =>
-    `${system ?? ''}#${code}${display !== undefined ? ` ('${display}')` : ''}`;
+    `${system ?? ''}${version !== undefined ? `|${version}` : ''}#${code}${display !== undefined ? ` ('${display}')` : ''}`;
   const notInVs = (display?: string): ValidationIssue => ({
     severity: 'error',
     code: 'code-invalid',
@@ -324,7 +341,7 @@ async function checkCoding(
       issues.push(supplementAsSystem(cs, prefix));
       return { valid: false, system, code, issues };
     }
-    return conceptChecks(cs, coding, prefix, settings, langs, issues, undefined);
+    return conceptChecks(cs, coding, prefix, settings, langs, issues, undefined, resolver);
   }
 
   if (system === undefined || system === '') {
@@ -369,7 +386,8 @@ async function checkCoding(
       path: at(prefix, 'system'),
     });
     issues.push(notInVs(coding.display));
-    return { valid: false, system, code, issues };
+    issues.push(unknownSystem(system, at(prefix, 'system')));
+    return { valid: false, system, code, issues, unknownSystem: system };
   }
 
   // The versions the value set uses for this system: those that have the code as a member first (the one whose
@@ -389,10 +407,25 @@ async function checkCoding(
       if (used && (spec?.effective === undefined || !matches))
         issues.push(versionMismatch(system, spec, used, version, prefix));
       const causedBy = `${system}|${version}`;
-      if (!used) return { valid: false, system, code, issues, causedBy };
+      if (!used) {
+        issues.push(notInVs(coding.display));
+        // No version at all: the code system is unknown, not only the version.
+        return versions.length === 0
+          ? { valid: false, system, code, issues, unknownSystem: system }
+          : { valid: false, system, code, issues, causedBy };
+      }
       const ord = used.lookupCode(code);
       if (ord < 0) return { valid: false, system, code, issues, index: used, causedBy };
-      return { valid: false, system, code, issues, index: used, ord, causedBy };
+      return {
+        valid: false,
+        system,
+        code,
+        issues,
+        index: used,
+        ord,
+        causedBy,
+        member: m.hasVersion(used, ord),
+      };
     }
     if (!matches && used) {
       // The value set uses another version: the answer is about that one.
@@ -431,8 +464,8 @@ async function checkCoding(
     return { valid: false, system, code, issues };
   }
   const failure = settings.versionCheckFailures?.get(system);
-  // A Coding that names a version the check allows is checked in that version.
-  if (failure !== undefined && !(version !== undefined && versionMatches(version, failure.required))) {
+  // The check fails when the version the answer is about (the Coding's, or the value set's) is not one it allows.
+  if (failure !== undefined && !versionMatches(index.version ?? '', failure.required)) {
     issues.push({
       severity: 'error',
       code: 'exception',
@@ -440,14 +473,14 @@ async function checkCoding(
       text: failure.text,
       path: at(prefix, 'version'),
     });
-    const checked = conceptChecks(index, coding, prefix, settings, langs, issues, notInVs);
+    const checked = await conceptChecks(index, coding, prefix, settings, langs, issues, notInVs, resolver);
     return { ...checked, valid: false };
   }
-  return conceptChecks(index, coding, prefix, settings, langs, issues, notInVs);
+  return conceptChecks(index, coding, prefix, settings, langs, issues, notInVs, resolver);
 }
 
 /** The checks of a code in a known code system: exists (case), in the value set (active, abstract), display. */
-function conceptChecks(
+async function conceptChecks(
   index: CodeSystemIndex,
   coding: CodingValue,
   prefix: string,
@@ -455,11 +488,17 @@ function conceptChecks(
   langs: LanguageRange[] | undefined,
   issues: ValidationIssue[],
   notInVs: ((display?: string) => ValidationIssue) | undefined,
-): CodingOutcome {
+  resolver: Resolver,
+): Promise<CodingOutcome> {
   const code = coding.code ?? '';
   const system = index.url;
   const ord = index.lookupCode(code);
   const versionText = index.version !== undefined ? ` version '${index.version}'` : '';
+  if (ord < 0 && settings.membershipOnly && notInVs) {
+    // Membership only: an unknown code is simply not in the value set.
+    issues.push(notInVs(coding.display));
+    return { valid: false, system, code, issues, index };
+  }
   if (ord < 0) {
     const fragment = index.meta.content === 'fragment';
     issues.push({
@@ -471,6 +510,7 @@ function conceptChecks(
           'labeled as a fragment, so the code may be valid in some other fragment'
         : `Unknown code '${code}' in the CodeSystem '${system}'${versionText}`,
       path: at(prefix, 'code'),
+      ...(fragment ? { quiet: true as const } : {}),
     });
     // A fragment does not say a code is not in the code system: the answer is a warning, and true.
     if (notInVs && !fragment) issues.push(notInVs(coding.display));
@@ -504,7 +544,9 @@ function conceptChecks(
       severity: 'warning',
       code: 'business-rule',
       txType: 'code-comment',
-      text: `The concept '${index.code(ord)}' has a status of inactive and its use should be reviewed`,
+      text:
+        `The concept '${index.code(ord)}' has a status of ` +
+        `${statusOf(index, ord) !== undefined ? `${statusOf(index, ord)} and ` : ''}inactive and its use should be reviewed`,
       path: prefix === '' ? 'code' : prefix,
     });
     if (settings.activeOnly || (vs && !inVs && vs.excludesInactive)) {
@@ -518,7 +560,19 @@ function conceptChecks(
       valid = false;
     }
   }
-  const status = index.statuses.get(ord);
+  // Deprecated or withdrawn: the status property, or the concept's standards-status extension (read only for a
+  // code system whose concepts have extensions).
+  let status = index.statuses.get(ord);
+  if (status !== 'deprecated' && status !== 'withdrawn') {
+    const held = inMemoryDetails(index);
+    const details = held
+      ? held.get(ord)
+      : resolver.hasConceptExtensions?.(index)
+        ? (await resolver.conceptDetails?.(index, [ord]))?.get(ord)
+        : undefined;
+    const std = details?.extension?.find((e) => e.url === STANDARDS_STATUS)?.valueCode;
+    if (std === 'deprecated' || std === 'withdrawn') status = std;
+  }
   if (status === 'deprecated' || status === 'withdrawn') {
     issues.push({
       severity: 'warning',
@@ -538,6 +592,27 @@ function conceptChecks(
     });
     valid = false;
   }
+  if (vs && inVs) {
+    // The value set may mark its use of the concept (a standards-status extension on its compose concept).
+    const pos = vs.membership.positionOf(index, ord);
+    const ext = vs.membership.overrides.get(pos)?.extension ?? [];
+    const deprecated = ext.find((e) => e.url === VS_DEPRECATED);
+    const marked =
+      deprecated && (deprecated.valueBoolean === true || deprecated.valueCode === 'true')
+        ? 'deprecated'
+        : ext.find((e) => e.url === STANDARDS_STATUS)?.valueCode;
+    if (typeof marked === 'string' && marked !== 'normative' && marked !== 'trial-use')
+      issues.push({
+        severity: 'warning',
+        code: 'business-rule',
+        txType: 'code-comment',
+        text:
+          `The presence of the concept '${index.code(ord)}' in the system '${system}' in the value set ` +
+          `${vs.canonical} is marked with a status of ${marked} and its use should be reviewed`,
+        path: at(prefix, 'code'),
+        quiet: true,
+      });
+  }
   if (vs && notInVs && (!inVs || !valid)) {
     issues.push(notInVs(coding.display));
     valid = false;
@@ -549,7 +624,8 @@ function conceptChecks(
       if (wrong.severity === 'error') valid = false;
     }
   }
-  return { valid, system, code, issues, index, ord };
+  const shownStatus = status === 'deprecated' || status === 'withdrawn' ? status : statusOf(index, ord);
+  return { valid, system, code, issues, index, ord, member: vs !== undefined && inVs, status: shownStatus };
 }
 
 /** The issue for a display that is not one of the concept's in the requested languages (none when it is): with
@@ -608,6 +684,12 @@ function displayIssue(
       `Valid display is ${valid} (for the language(s) '${asked}')`,
     path,
   };
+}
+
+/** A concept's status property when it says more than active/inactive (retired, deprecated, ...). */
+function statusOf(index: CodeSystemIndex, ord: number): string | undefined {
+  const s = index.statuses.get(ord);
+  return s === undefined || s === 'active' || s === 'inactive' ? undefined : s;
 }
 
 /** The issue for a code system nobody has. */
@@ -730,5 +812,6 @@ function versionMismatch(
       `The code system '${system}' version '${used.version ?? ''}' for the versionless include in the ValueSet ` +
       `include is different to the one in the value ('${given}')`,
     path,
+    quiet: true,
   };
 }
