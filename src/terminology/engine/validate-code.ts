@@ -686,11 +686,14 @@ function displayIssue(
   };
 }
 
-/** A concept's status property when it says more than active/inactive (retired, deprecated, ...). */
+/** A concept's status property when it is one of the standard statuses beyond active/inactive (a code system's
+ * own `status` property with other values says nothing here). */
 function statusOf(index: CodeSystemIndex, ord: number): string | undefined {
   const s = index.statuses.get(ord);
-  return s === undefined || s === 'active' || s === 'inactive' ? undefined : s;
+  return s !== undefined && SHOWN_STATUSES.has(s) ? s : undefined;
 }
+
+const SHOWN_STATUSES: ReadonlySet<string> = new Set(['retired', 'deprecated', 'withdrawn']);
 
 /** The issue for a code system nobody has. */
 function unknownSystem(system: string, path: string): ValidationIssue {
