@@ -372,7 +372,7 @@ export class TerminologyService {
             versionSpecs: versionSpecsOf(vs, options),
             excludesInactive: vs.compose?.inactive === false,
           },
-          displayLanguage: options.displayLanguage,
+          displayLanguage: options.displayLanguage ?? valueSetLanguage(vs),
           lenientDisplay: options.lenientDisplayValidation,
           abstract: options.abstract,
           activeOnly: options.activeOnly,
@@ -774,6 +774,20 @@ function checkValuesOf(
   } catch (err) {
     throw toApiError(err);
   }
+}
+
+/** The display language a value set asks for when the request names none: its `displayLanguage` expansion
+ * parameter, else its language. */
+function valueSetLanguage(vs: ValueSetResource): string | undefined {
+  for (const e of vs.compose?.extension ?? []) {
+    if (e.url !== 'http://hl7.org/fhir/StructureDefinition/valueset-expansion-parameter') continue;
+    const parts = e.extension ?? [];
+    const name = parts.find((x) => x.url === 'name');
+    const value = parts.find((x) => x.url === 'value');
+    const v = value?.valueCode ?? value?.valueString;
+    if ((name?.valueCode ?? name?.valueString) === 'displayLanguage' && typeof v === 'string') return v;
+  }
+  return typeof vs.language === 'string' ? vs.language : undefined;
 }
 
 /** The version (pattern) the request's version parameters give each code system: force-system-version, else

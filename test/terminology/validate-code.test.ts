@@ -162,6 +162,24 @@ describe('ValueSet/$validate-code answers', () => {
     expect(one(de.body, 'display')).toBe('Arm (de)');
   });
 
+  it("a value set's language says which displays are right when the request names none", async () => {
+    await post(s.token, 'ValueSet', {
+      resourceType: 'ValueSet',
+      url: 'http://example.org/validate/arms-de',
+      language: 'de',
+      status: 'active',
+      compose: { include: [{ system: CS, concept: [{ code: 'arm' }] }] },
+    });
+    const base = `url=http://example.org/validate/arms-de&system=${CS}&code=arm`;
+    const en = await get(`${base}&display=Arm`);
+    expect(one(en.body, 'result')).toBe(false);
+    expect(issues(en.body)).toEqual(['error invalid-display display']);
+    const de = await get(`${base}&display=${encodeURIComponent('Arm (de)')}`);
+    expect(one(de.body, 'result')).toBe(true);
+    const asked = await get(`${base}&display=Arm&displayLanguage=en`);
+    expect(one(asked.body, 'result')).toBe(true);
+  });
+
   it('an unknown system: false, not-found on system, x-unknown-system', async () => {
     const r = await get(`url=${VS}&system=http://example.org/none&code=hand`);
     expect(r.status).toBe(200);
