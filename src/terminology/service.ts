@@ -408,6 +408,10 @@ export class TerminologyService {
       if (target.id !== undefined) {
         index = (await this.codeSystemById(projectId, target.id)) ?? undefined;
         if (!index) throw notFound(`CodeSystem/${target.id} not found`);
+        if (target.url !== undefined && split.system !== index.url)
+          throw badRequest(`url ${split.system?.slice(0, 100)} is not the url of CodeSystem/${target.id}`, [
+            'url',
+          ]);
       } else if (split.system === undefined) {
         throw badRequest('Give the url of the code system (or a coding with a system, or a CodeSystem id)', [
           'url',

@@ -454,6 +454,11 @@ describe('$validate-code refuses hostile input with a 4xx naming it', () => {
       /url.*limit of 4096/,
     ],
     ['CodeSystem: no url', () => get('code=a', s.token, 'fhir/R4/CodeSystem/$validate-code'), /url/],
+    [
+      'CodeSystem instance level with another url',
+      () => get('url=urn:other&code=a', s.token, `fhir/R4/CodeSystem/${csId}/$validate-code`),
+      /is not the url of CodeSystem/,
+    ],
   ];
   for (const [what, run, message] of cases) {
     it(what, async () => {
