@@ -73,14 +73,9 @@ export {
 export { subsumption, type SubsumptionOutcome } from './subsumes.js';
 // $validate-code (a code in a value set's membership, or in a code system).
 export { importedValueSets, valueSetWarnings } from './expand-describe.js';
-export {
-  unresolvedValueSetAnswer,
-  validateCodings,
-  type CheckedForm,
-  type ValidateSettings,
-  type ValidationIssue,
-  type VersionSpec,
-} from './validate-code.js';
+export { validateCodings, type ValidateSettings } from './validate-code.js';
+export { type CheckedForm, type ValidationIssue, type VersionSpec } from './validate-issues.js';
+export { unresolvedValueSetAnswer } from './validate-unresolved.js';
 export { NO_SUPPLEMENTS, resolveSupplements, type SupplementSet } from './supplements.js';
 export { warmFilterPaths } from './ranking.js';
 export { countComposeClauses, valueSetIdentity } from './compose.js';

@@ -5,37 +5,30 @@
 // in its code system index and its position in the membership: nothing grows with the size of either.
 import { FLAG_ABSTRACT, FLAG_INACTIVE, type CodeSystemIndex } from './code-system-index.js';
 import { inMemoryDetails } from './concept-details.js';
-import { displayChoices, displayOf } from './entries.js';
-import { parseLanguageList, parseTag, rangeMatches, type LanguageRange } from './languages.js';
+import { displayOf } from './entries.js';
+import { parseLanguageList, type LanguageRange } from './languages.js';
 import type { ParametersParameter, ParametersResource } from './lookup.js';
 import type { Membership } from './membership.js';
 import type { CodingValue } from './parameters.js';
 import type { Resolver } from './resolver.js';
 import { TerminologyError, withTxIssueType } from './errors.js';
 import type { SupplementSet } from './supplements.js';
+import {
+  at,
+  displayIssue,
+  supplementAsSystem,
+  toIssue,
+  unknownSystem,
+  unknownVersion,
+  versionMismatch,
+  type CheckedForm,
+  type ValidationIssue,
+  type VersionSpec,
+} from './validate-issues.js';
 import { compareVersionsDesc, resolveCodeSystem, versionMatches } from './versions.js';
 
-const TX_ISSUE_TYPE = 'http://hl7.org/fhir/tools/CodeSystem/tx-issue-type';
 const STANDARDS_STATUS = 'http://hl7.org/fhir/StructureDefinition/structuredefinition-standards-status';
 const VS_DEPRECATED = 'http://hl7.org/fhir/StructureDefinition/valueset-deprecated';
-
-/** One issue of the answer's OperationOutcome. */
-export interface ValidationIssue {
-  severity: 'error' | 'warning' | 'information';
-  /** The FHIR IssueType code. */
-  code: string;
-  /** The tx-issue-type code. */
-  txType: string;
-  text: string;
-  /** Where (a path into the request: `code`, `Coding.display`, `CodeableConcept.coding[1].code`). */
-  path?: string;
-  /** Not repeated in the answer's `message` (a note on the value set's version or content, not on the code). */
-  quiet?: true;
-}
-
-/** How the code was given: its paths in issues follow the form (`code` / `Coding.code` /
- * `CodeableConcept.coding[i].code`). */
-export type CheckedForm = 'code' | 'coding' | 'codeableConcept';
 
 /** What a $validate-code checks in, and how. */
 export interface ValidateSettings {
@@ -67,16 +60,6 @@ export interface ValidateSettings {
   /** A code without a system takes the value set's system that has it. */
   inferSystem?: boolean;
   supplements: SupplementSet;
-}
-
-/** How a value set names a code system's version: its include's version (none: versionless) and the version in
- * force (a pattern, maybe from a version parameter: force-system-version, system-version or check-system-version
- * for a versionless include). */
-export interface VersionSpec {
-  include?: string;
-  /** The versions (patterns) in force, one per include of the system; none: a versionless include. */
-  effective?: readonly string[];
-  viaParameter: boolean;
 }
 
 /** The outcome of one Coding. */
@@ -197,15 +180,6 @@ export async function validateCodings(
   return { resourceType: 'Parameters', parameter: out };
 }
 
-function toIssue(i: ValidationIssue): Record<string, unknown> {
-  return {
-    severity: i.severity,
-    code: i.code,
-    details: { coding: [{ system: TX_ISSUE_TYPE, code: i.txType }], text: i.text },
-    ...(i.path !== undefined ? { location: [i.path], expression: [i.path] } : {}),
-  };
-}
-
 /** The displayLanguage list; a malformed one is a 400 with the IG's text and issue type. */
 function languagesOf(value: string | undefined): LanguageRange[] | undefined {
   if (value === undefined) return undefined;
@@ -222,79 +196,6 @@ function languagesOf(value: string | undefined): LanguageRange[] | undefined {
 /** `url|version` of a code system (its url without a version). */
 function canonicalOf(index: CodeSystemIndex): string {
   return index.version !== undefined ? `${index.url}|${index.version}` : index.url;
-}
-
-/** The answer when the value set cannot be evaluated because something it names is missing (an imported value
- * set, a code system or version): `false`, with the IG's issue, rather than an error status. Undefined when the
- * error is not one of those. */
-export async function unresolvedValueSetAnswer(
-  form: CheckedForm,
-  codings: readonly CodingValue[],
-  message: string,
-  resolver: Resolver,
-  codeableConcept?: unknown,
-  fallbackVersions: ReadonlyMap<string, string> = new Map(),
-): Promise<ParametersResource | undefined> {
-  const out: ParametersParameter[] = [];
-  const issues: ValidationIssue[] = [];
-  const vsMatch = /^Unable to find included value set '([^']*)'(?: version '([^']*)')?/.exec(message);
-  const csMatch = /^A definition for CodeSystem '([^']*)'(?: version '([^']*)')? could not be found/.exec(
-    message,
-  );
-  if (vsMatch) {
-    const [, url, version] = vsMatch;
-    const text = `A definition for the value Set '${url}${version !== undefined ? `|${version}` : ''}' could not be found`;
-    issues.push({ severity: 'error', code: 'not-found', txType: 'not-found', text });
-  } else if (csMatch) {
-    const [, url, version] = csMatch;
-    const i = codings.findIndex((c) => c.system === url);
-    if (i < 0) return undefined;
-    const coding = codings[i];
-    const prefix = form === 'code' ? '' : form === 'coding' ? 'Coding' : `CodeableConcept.coding[${i}]`;
-    issues.push({
-      severity: 'error',
-      code: 'not-found',
-      txType: 'not-found',
-      text: message.replace('so the value set cannot be expanded', 'so the code cannot be validated'),
-      path: at(prefix, 'system'),
-    });
-    // What the code is in the version the Coding names (else the latest), when there is one.
-    const index = await resolveCodeSystem(resolver, url, coding.version ?? fallbackVersions.get(url)).catch(
-      () => undefined,
-    );
-    if (version !== undefined && coding.version !== undefined && coding.version !== version && index)
-      issues.push(
-        versionMismatch(
-          url,
-          { include: version, effective: [version], viaParameter: false },
-          index,
-          coding.version,
-          prefix,
-        ),
-      );
-    const ord = index && coding.code !== undefined ? index.lookupCode(coding.code) : -1;
-    // A CodeableConcept's answer names no code or system (no coding is valid); a Coding's does.
-    if (coding.code !== undefined && form !== 'codeableConcept')
-      out.push({ name: 'code', valueCode: coding.code });
-    if (index && ord >= 0 && index.display(ord) !== undefined)
-      out.push({ name: 'display', valueString: index.display(ord) });
-    if (form !== 'codeableConcept') out.push({ name: 'system', valueUri: url });
-    if (index?.version !== undefined) out.push({ name: 'version', valueString: index.version });
-    out.push({ name: 'x-caused-by-unknown-system', valueCanonical: version ? `${url}|${version}` : url });
-  } else {
-    return undefined;
-  }
-  if (form === 'codeableConcept' && codeableConcept !== undefined)
-    out.push({ name: 'codeableConcept', valueCodeableConcept: codeableConcept });
-  out.push({ name: 'result', valueBoolean: false });
-  out.push({ name: 'message', valueString: issues.map((i) => i.text).join('; ') });
-  out.push({ name: 'issues', resource: { resourceType: 'OperationOutcome', issue: issues.map(toIssue) } });
-  return { resourceType: 'Parameters', parameter: out };
-}
-
-/** The path of an element of the checked code (`code`, `Coding.code`, ...). */
-function at(prefix: string, element: string): string {
-  return prefix === '' ? element : `${prefix}.${element}`;
 }
 
 async function checkCoding(
@@ -628,64 +529,6 @@ async function conceptChecks(
   return { valid, system, code, issues, index, ord, member: vs !== undefined && inVs, status: shownStatus };
 }
 
-/** The issue for a display that is not one of the concept's in the requested languages (none when it is): with
- * displayLanguage, the displays in those languages (a display without a language is in every one); a display that
- * is right only in another language is noted (information) when the concept has none in the requested ones. */
-function displayIssue(
-  index: CodeSystemIndex,
-  ord: number,
-  display: string,
-  settings: ValidateSettings,
-  langs: LanguageRange[] | undefined,
-  path: string,
-): ValidationIssue | undefined {
-  const choices = displayChoices(index, ord, settings.supplements);
-  if (choices.length === 0) return undefined;
-  const inLanguage = (language: string | undefined): boolean =>
-    !langs || !language || langs.some((l) => rangeMatches(l, parseTag(language), 'language'));
-  const matching = choices.filter((c) => inLanguage(c.language));
-  if (matching.some((c) => c.value === display)) return undefined;
-  const subject = `${index.url}#${index.code(ord)}`;
-  const asked = settings.displayLanguage ?? '--';
-  const severity = settings.lenientDisplay ? 'warning' : 'error';
-  if (matching.length === 0) {
-    const fallback = index.display(ord) ?? choices[0].value;
-    if (choices.some((c) => c.value === display))
-      return {
-        severity: 'information',
-        code: 'invalid',
-        txType: 'invalid-display',
-        text:
-          `There are no valid display names found for the code ${subject} for language(s) '${asked}'. The ` +
-          `display is '${display}' which is a valid display for the default language`,
-        path,
-      };
-    return {
-      severity,
-      code: 'invalid',
-      txType: 'invalid-display',
-      text:
-        `Wrong Display Name '${display}' for ${subject}. There are no valid display names found for ` +
-        `language(s) '${asked}'. Default display is '${fallback}'`,
-      path,
-    };
-  }
-  const normal = (s: string) => s.trim().replace(/\s+/g, ' ').toLowerCase();
-  const ws = matching.some((c) => normal(c.value) === normal(display));
-  const listed = [...new Map(matching.map((c) => [`${c.value}\u0000${c.language ?? ''}`, c])).values()];
-  const shown = listed.map((c) => `'${c.value}'${c.language ? ` (${c.language})` : ''}`);
-  const valid = shown.length === 1 ? shown[0] : `one of ${shown.length} choices: ${orList(shown)}`;
-  return {
-    severity,
-    code: 'invalid',
-    txType: 'invalid-display',
-    text:
-      `Wrong ${ws ? 'whitespace in ' : ''}Display Name '${display}' for ${subject}. ` +
-      `Valid display is ${valid} (for the language(s) '${asked}')`,
-    path,
-  };
-}
-
 /** A concept's status property when it is one of the standard statuses beyond active/inactive (a code system's
  * own `status` property with other values says nothing here). */
 function statusOf(index: CodeSystemIndex, ord: number): string | undefined {
@@ -694,29 +537,6 @@ function statusOf(index: CodeSystemIndex, ord: number): string | undefined {
 }
 
 const SHOWN_STATUSES: ReadonlySet<string> = new Set(['retired', 'deprecated', 'withdrawn']);
-
-/** The issue for a code system nobody has. */
-function unknownSystem(system: string, path: string): ValidationIssue {
-  return {
-    severity: 'error',
-    code: 'not-found',
-    txType: 'not-found',
-    text: `A definition for CodeSystem '${system}' could not be found, so the code cannot be validated`,
-    path,
-  };
-}
-
-/** The issue for a Coding whose system is a supplement. */
-function supplementAsSystem(index: CodeSystemIndex, prefix: string): ValidationIssue {
-  const canonical = index.version ? `${index.url}|${index.version}` : index.url;
-  return {
-    severity: 'error',
-    code: 'invalid',
-    txType: 'invalid-data',
-    text: `CodeSystem ${canonical} is a supplement, so can't be used as a value in Coding.system`,
-    path: at(prefix, 'system'),
-  };
-}
 
 /** The sources of a membership for a system, best first for a code (see checkCoding). */
 function preferred(
@@ -746,75 +566,4 @@ function inferred(m: Membership, code: string): string[] {
     if (ord >= 0 && m.positionOf(s, ord) >= 0) out.add(s.url);
   }
   return [...out];
-}
-
-/** The issue for a code system version nobody has. */
-export function unknownVersion(
-  system: string,
-  version: string,
-  versions: readonly string[],
-  path: string,
-): ValidationIssue {
-  const known = [...new Set(versions)].sort((a, b) => compareVersionsDesc(b, a));
-  return {
-    severity: 'error',
-    code: 'not-found',
-    txType: 'not-found',
-    text:
-      known.length === 0
-        ? `A definition for CodeSystem '${system}' version '${version}' could not be found, so the code cannot be ` +
-          'validated. No versions of this code system are known'
-        : `A definition for CodeSystem '${system}' version '${version}' could not be found, so the code cannot be ` +
-          `validated. Valid versions: ${known.join(' or ')}`,
-    path,
-  };
-}
-
-/** `a`, `a or b`, `a, b or c`. */
-function orList(items: readonly string[]): string {
-  return items.length <= 1
-    ? (items[0] ?? '')
-    : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
-}
-
-/** The value set uses another version of the code system than the Coding names: an error when the value set (or
- * a version parameter) names the version, a warning for a versionless include. */
-function versionMismatch(
-  system: string,
-  spec: VersionSpec | undefined,
-  used: CodeSystemIndex,
-  given: string,
-  prefix: string,
-): ValidationIssue {
-  const path = at(prefix, 'version');
-  if (spec?.viaParameter)
-    return {
-      severity: 'error',
-      code: 'invalid',
-      txType: 'vs-invalid',
-      text:
-        `The code system '${system}' version '${spec.effective?.[0] ?? ''}' resulting from the version ` +
-        `'${spec.include ?? ''}' in the ValueSet include is different to the one in the value ('${given}')`,
-      path,
-    };
-  if (spec?.include !== undefined)
-    return {
-      severity: 'error',
-      code: 'invalid',
-      txType: 'vs-invalid',
-      text:
-        `The code system '${system}' version '${spec.include}' in the ValueSet include is different to the one ` +
-        `in the value ('${given}')`,
-      path,
-    };
-  return {
-    severity: 'warning',
-    code: 'invalid',
-    txType: 'vs-invalid',
-    text:
-      `The code system '${system}' version '${used.version ?? ''}' for the versionless include in the ValueSet ` +
-      `include is different to the one in the value ('${given}')`,
-    path,
-    quiet: true,
-  };
 }
