@@ -29,6 +29,13 @@ import { compareVersionsDesc, resolveCodeSystem, versionMatches } from './versio
 
 const STANDARDS_STATUS = 'http://hl7.org/fhir/StructureDefinition/structuredefinition-standards-status';
 const VS_DEPRECATED = 'http://hl7.org/fhir/StructureDefinition/valueset-deprecated';
+/** The IG's message ids of the status-check notes, by status. */
+const STATUS_MESSAGE_IDS: Readonly<Record<string, string>> = {
+  draft: 'MSG_DRAFT',
+  experimental: 'MSG_EXPERIMENTAL',
+  deprecated: 'MSG_DEPRECATED',
+  withdrawn: 'MSG_WITHDRAWN',
+};
 
 /** What a $validate-code checks in, and how. */
 export interface ValidateSettings {
@@ -111,8 +118,17 @@ export async function validateCodings(
     for (const w of chosen.index.meta.warnings ?? [])
       notes.push(`Reference to ${w} CodeSystem ${canonicalOf(chosen.index)}`);
   notes.push(...(settings.valueSet?.statusNotes ?? []));
-  for (const text of new Set(notes))
-    issues.push({ severity: 'information', code: 'business-rule', txType: 'status-check', text });
+  for (const text of new Set(notes)) {
+    const status = /^Reference to (\w+) /.exec(text)?.[1] ?? '';
+    const messageId = STATUS_MESSAGE_IDS[status];
+    issues.push({
+      severity: 'information',
+      code: 'business-rule',
+      txType: 'status-check',
+      text,
+      ...(messageId ? { messageId } : {}),
+    });
+  }
   if (form === 'codeableConcept') {
     // A Coding of a CodeableConcept that is not in the value set only informs when another one is.
     for (const iss of issues)
@@ -126,6 +142,7 @@ export async function validateCodings(
         severity: 'error',
         code: 'code-invalid',
         txType: 'not-in-vs',
+        messageId: 'TX_GENERAL_CC_ERROR_MESSAGE',
         text: `No valid coding was found for ${where}`,
       });
     }
@@ -217,6 +234,7 @@ async function checkCoding(
     severity: 'error',
     code: 'code-invalid',
     txType: 'not-in-vs',
+    messageId: 'None_of_the_provided_codes_are_in_the_value_set_one',
     text: `The provided code '${provided(display)}' was not found in the value set '${vs?.canonical ?? ''}'`,
     path: at(prefix, 'code'),
   });
@@ -255,6 +273,10 @@ async function checkCoding(
           severity: 'error',
           code: 'not-found',
           txType: 'cannot-infer',
+          messageId:
+            found.length === 0
+              ? 'UNABLE_TO_INFER_CODESYSTEM'
+              : 'Unable_to_resolve_system__value_set_has_multiple_matches',
           text:
             found.length === 0
               ? `The System URI could not be determined for the code '${code}' in the ValueSet '${vs.canonical}'`
@@ -269,6 +291,7 @@ async function checkCoding(
         severity: 'warning',
         code: 'invalid',
         txType: 'invalid-data',
+        messageId: 'Coding_has_no_system__cannot_validate',
         text:
           'Coding has no system. A code with no system has no defined meaning, and it cannot be validated. ' +
           'A system should be provided',
@@ -283,6 +306,7 @@ async function checkCoding(
       severity: 'error',
       code: 'invalid',
       txType: 'invalid-data',
+      messageId: 'Terminology_TX_System_Relative',
       text: 'Coding.system must be an absolute reference, not a local reference',
       path: at(prefix, 'system'),
     });
@@ -351,6 +375,7 @@ async function checkCoding(
         severity: 'error',
         code: 'invalid',
         txType: 'invalid-data',
+        messageId: 'Terminology_TX_System_ValueSet2',
         text: `The Coding references a value set, not a code system ('${system}')`,
         path: at(prefix, 'system'),
       });
@@ -371,6 +396,7 @@ async function checkCoding(
       severity: 'error',
       code: 'exception',
       txType: 'version-error',
+      messageId: 'VALUESET_VERSION_CHECK',
       text: failure.text,
       path: at(prefix, 'version'),
     });
@@ -406,6 +432,11 @@ async function conceptChecks(
       severity: fragment ? 'warning' : 'error',
       code: 'code-invalid',
       txType: 'invalid-code',
+      ...(fragment
+        ? { messageId: 'UNKNOWN_CODE_IN_FRAGMENT' }
+        : index.version !== undefined
+          ? { messageId: 'Unknown_Code_in_Version' }
+          : {}),
       text: fragment
         ? `Unknown Code '${code}' in the CodeSystem '${system}'${versionText} - note that the code system is ` +
           'labeled as a fragment, so the code may be valid in some other fragment'
@@ -423,6 +454,7 @@ async function conceptChecks(
       severity: 'information',
       code: 'business-rule',
       txType: 'code-rule',
+      messageId: 'CODE_CASE_DIFFERENCE',
       text:
         `The code '${code}' differs from the correct code '${index.code(ord)}' by case. Although the code ` +
         `system '${canonical}' is case insensitive, implementers are strongly encouraged to use the correct ` +
@@ -445,6 +477,7 @@ async function conceptChecks(
       severity: 'warning',
       code: 'business-rule',
       txType: 'code-comment',
+      messageId: 'INACTIVE_CONCEPT_FOUND',
       text:
         `The concept '${index.code(ord)}' has a status of ` +
         `${statusOf(index, ord) !== undefined ? `${statusOf(index, ord)} and ` : ''}inactive and its use should be reviewed`,
@@ -455,6 +488,7 @@ async function conceptChecks(
         severity: 'error',
         code: 'business-rule',
         txType: 'code-rule',
+        messageId: 'STATUS_CODE_WARNING_CODE',
         text: `The concept '${index.code(ord)}' is valid but is not active`,
         path: at(prefix, 'code'),
       });
@@ -479,6 +513,7 @@ async function conceptChecks(
       severity: 'warning',
       code: 'business-rule',
       txType: 'code-comment',
+      ...(status === 'deprecated' ? { messageId: 'DEPRECATED_CONCEPT_FOUND' } : {}),
       text: `The concept '${index.code(ord)}' is ${status} and its use should be reviewed`,
       path: at(prefix, 'code'),
     });
@@ -488,6 +523,7 @@ async function conceptChecks(
       severity: 'error',
       code: 'business-rule',
       txType: 'code-rule',
+      messageId: 'ABSTRACT_CODE_NOT_ALLOWED',
       text: `Code '${system}#${index.code(ord)}' is abstract, and not allowed in this context`,
       path: at(prefix, 'code'),
     });
@@ -507,6 +543,7 @@ async function conceptChecks(
         severity: 'warning',
         code: 'business-rule',
         txType: 'code-comment',
+        messageId: 'CONCEPT_DEPRECATED_IN_VALUESET',
         text:
           `The presence of the concept '${index.code(ord)}' in the system '${system}' in the value set ` +
           `${vs.canonical} is marked with a status of ${marked} and its use should be reviewed`,

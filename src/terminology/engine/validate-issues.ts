@@ -8,6 +8,7 @@ import type { SupplementSet } from './supplements.js';
 import { compareVersionsDesc } from './versions.js';
 
 export const TX_ISSUE_TYPE = 'http://hl7.org/fhir/tools/CodeSystem/tx-issue-type';
+const MESSAGE_ID = 'http://hl7.org/fhir/StructureDefinition/operationoutcome-message-id';
 
 /** One issue of the answer's OperationOutcome. */
 export interface ValidationIssue {
@@ -21,6 +22,8 @@ export interface ValidationIssue {
   path?: string;
   /** Not repeated in the answer's `message` (a note on the value set's version or content, not on the code). */
   quiet?: true;
+  /** The IG's message id (`operationoutcome-message-id`), as its reference servers send it. */
+  messageId?: string;
 }
 
 /** How the code was given: its paths in issues follow the form (`code` / `Coding.code` /
@@ -37,13 +40,15 @@ export interface VersionSpec {
   viaParameter: boolean;
 }
 
-/** The issue as an OperationOutcome.issue. */
+/** The issue as an OperationOutcome.issue: where it points in `expression` (R4 deprecates `location`, which the
+ * IG's later expected answers leave out). */
 export function toIssue(i: ValidationIssue): Record<string, unknown> {
   return {
     severity: i.severity,
     code: i.code,
+    ...(i.messageId !== undefined ? { extension: [{ url: MESSAGE_ID, valueString: i.messageId }] } : {}),
     details: { coding: [{ system: TX_ISSUE_TYPE, code: i.txType }], text: i.text },
-    ...(i.path !== undefined ? { location: [i.path], expression: [i.path] } : {}),
+    ...(i.path !== undefined ? { expression: [i.path] } : {}),
   };
 }
 
@@ -87,6 +92,7 @@ export function displayIssue(
         severity: 'information',
         code: 'invalid',
         txType: 'invalid-display',
+        messageId: 'NO_VALID_DISPLAY_FOUND_NONE_FOR_LANG_OK',
         text:
           `There are no valid display names found for the code ${subject} for language(s) '${asked}'. The ` +
           `display is '${display}' which is a valid display for the default language`,
@@ -96,6 +102,7 @@ export function displayIssue(
       severity,
       code: 'invalid',
       txType: 'invalid-display',
+      messageId: 'NO_VALID_DISPLAY_FOUND_NONE_FOR_LANG_ERR',
       text:
         `Wrong Display Name '${display}' for ${subject}. There are no valid display names found for ` +
         `language(s) '${asked}'. Default display is '${fallback}'`,
@@ -111,6 +118,9 @@ export function displayIssue(
     severity,
     code: 'invalid',
     txType: 'invalid-display',
+    messageId: ws
+      ? 'Display_Name_WS_for__should_be_one_of__instead_of'
+      : 'Display_Name_for__should_be_one_of__instead_of',
     text:
       `Wrong ${ws ? 'whitespace in ' : ''}Display Name '${display}' for ${subject}. ` +
       `Valid display is ${valid} (for the language(s) '${asked}')`,
@@ -124,6 +134,7 @@ export function unknownSystem(system: string, path: string): ValidationIssue {
     severity: 'error',
     code: 'not-found',
     txType: 'not-found',
+    messageId: 'UNKNOWN_CODESYSTEM',
     text: `A definition for CodeSystem '${system}' could not be found, so the code cannot be validated`,
     path,
   };
@@ -136,6 +147,7 @@ export function supplementAsSystem(index: CodeSystemIndex, prefix: string): Vali
     severity: 'error',
     code: 'invalid',
     txType: 'invalid-data',
+    messageId: 'CODESYSTEM_CS_NO_SUPPLEMENT',
     text: `CodeSystem ${canonical} is a supplement, so can't be used as a value in Coding.system`,
     path: at(prefix, 'system'),
   };
@@ -153,6 +165,7 @@ export function unknownVersion(
     severity: 'error',
     code: 'not-found',
     txType: 'not-found',
+    messageId: known.length === 0 ? 'UNKNOWN_CODESYSTEM_VERSION_NONE' : 'UNKNOWN_CODESYSTEM_VERSION',
     text:
       known.length === 0
         ? `A definition for CodeSystem '${system}' version '${version}' could not be found, so the code cannot be ` +
@@ -185,6 +198,7 @@ export function versionMismatch(
       severity: 'error',
       code: 'invalid',
       txType: 'vs-invalid',
+      messageId: 'VALUESET_VALUE_MISMATCH_CHANGED',
       text:
         `The code system '${system}' version '${spec.effective?.[0] ?? ''}' resulting from the version ` +
         `'${spec.include ?? ''}' in the ValueSet include is different to the one in the value ('${given}')`,
@@ -195,6 +209,7 @@ export function versionMismatch(
       severity: 'error',
       code: 'invalid',
       txType: 'vs-invalid',
+      messageId: 'VALUESET_VALUE_MISMATCH',
       text:
         `The code system '${system}' version '${spec.include}' in the ValueSet include is different to the one ` +
         `in the value ('${given}')`,
@@ -204,6 +219,7 @@ export function versionMismatch(
     severity: 'warning',
     code: 'invalid',
     txType: 'vs-invalid',
+    messageId: 'VALUESET_VALUE_MISMATCH_DEFAULT',
     text:
       `The code system '${system}' version '${used.version ?? ''}' for the versionless include in the ValueSet ` +
       `include is different to the one in the value ('${given}')`,

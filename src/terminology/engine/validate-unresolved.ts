@@ -27,7 +27,13 @@ export async function unresolvedValueSetAnswer(
   if (vsMatch) {
     const [, url, version] = vsMatch;
     const text = `A definition for the value Set '${url}${version !== undefined ? `|${version}` : ''}' could not be found`;
-    issues.push({ severity: 'error', code: 'not-found', txType: 'not-found', text });
+    issues.push({
+      severity: 'error',
+      code: 'not-found',
+      txType: 'not-found',
+      messageId: 'Unable_to_resolve_value_Set_',
+      text,
+    });
   } else if (csMatch) {
     const [, url, version] = csMatch;
     const i = codings.findIndex((c) => c.system === url);
@@ -38,6 +44,7 @@ export async function unresolvedValueSetAnswer(
       severity: 'error',
       code: 'not-found',
       txType: 'not-found',
+      messageId: version === undefined ? 'UNKNOWN_CODESYSTEM' : 'UNKNOWN_CODESYSTEM_VERSION',
       text: message.replace('so the value set cannot be expanded', 'so the code cannot be validated'),
       path: at(prefix, 'system'),
     });
