@@ -129,6 +129,15 @@ describe('ValueSet/$validate-code answers', () => {
     expect(r.status).toBe(200);
     expect(one(r.body, 'result')).toBe(false);
     expect(issues(r.body)).toEqual(['error not-in-vs code']);
+    // The IG's message id; `expression` only (R4 deprecates `location`).
+    const issue = r.body.parameter.find((p: Param) => p.name === 'issues').resource.issue[0];
+    expect(issue.extension).toEqual([
+      {
+        url: 'http://hl7.org/fhir/StructureDefinition/operationoutcome-message-id',
+        valueString: 'None_of_the_provided_codes_are_in_the_value_set_one',
+      },
+    ]);
+    expect(issue.location).toBeUndefined();
     expect(one(r.body, 'message')).toBe(
       `The provided code '${CS}#leg' was not found in the value set '${VS}|1'`,
     );
