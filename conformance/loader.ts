@@ -1,4 +1,5 @@
-// Finds the HL7 terminology ecosystem test suite and lists the general-mode `expand` and `lookup` tests (OPERATIONS),
+// Finds the HL7 terminology ecosystem test suite and lists the general-mode `expand`, `lookup`, `validate-code` and
+// `cs-validate-code` tests (OPERATIONS),
 // with what the official runner sends for each: the test's request, the suite's setup resources as `tx-resource`, then the profile's
 // parameters (parameters-default.json: a `uuid` cache-buster), and its Accept-Language; all converted to R4 as the
 // runner's R4 client converts them (r4.ts).
@@ -16,10 +17,13 @@ export function suiteDir(): string {
   return path.resolve(ROOT, dir);
 }
 
-/** The operations replayed, and where the runner's R4 client sends each (TxTester: expandValueset, lookupCode). */
+/** The operations replayed, and where the runner's R4 client sends each (TxTester: expandValueset, lookupCode,
+ * validateVS, validateCS). */
 export const OPERATIONS: Readonly<Record<string, string>> = {
   expand: 'ValueSet/$expand',
   lookup: 'CodeSystem/$lookup',
+  'validate-code': 'ValueSet/$validate-code',
+  'cs-validate-code': 'CodeSystem/$validate-code',
 };
 
 /** One test as the runner would execute it. */
@@ -64,7 +68,8 @@ export const TX_FHIR_ORG_TESTS: ReadonlySet<string> = new Set([
 const WITH_TX_FHIR_ORG: ReadonlySet<string> = new Set(['general', 'tx.fhir.org']);
 
 function readJson(testsDir: string, file: string): Json {
-  return JSON.parse(fs.readFileSync(path.join(testsDir, file), 'utf8')) as Json;
+  // Some of the suite's files start with a byte order mark, which the runner's parser skips.
+  return JSON.parse(fs.readFileSync(path.join(testsDir, file), 'utf8').replace(/^\uFEFF/, '')) as Json;
 }
 
 /** The runner's chooseParam: a `name:mode` entry for one of the modes wins over `name`. */

@@ -1,7 +1,10 @@
 // What the official runner does to a response before comparing it: TxTesterScrubbers (drop text, meta and
 // extensions it does not manage; OperationOutcome: drop issues with diagnostics but no details, then every
 // diagnostics), TxTesterSorters.sortValueSet (expansion parameters, properties, extensions and contains sorted) and
-// TxTesterSorters.sortParameters ($lookup's answer: parameters and their parts sorted).
+// TxTesterSorters.sortParameters ($lookup's answer: parameters and their parts sorted). $validate-code answers are
+// scrubbed as the current runner's scrubParameters does (only the OperationOutcome of `issues` loses its
+// unmanaged extensions and diagnostics; `diagnostics` parameters go) and sorted as its sortParameters does (issues
+// by severity, code, expression and text; the `; `-separated parts of `message`).
 import type { Json } from './compare.js';
 
 type Obj = { [k: string]: Json | undefined };
@@ -41,6 +44,7 @@ const MANAGED_EXTENSIONS = new Set([
   'http://hl7.org/fhir/StructureDefinition/structuredefinition-standards-status',
   'http://hl7.org/fhir/StructureDefinition/valueset-unclosed',
   'http://hl7.org/fhir/StructureDefinition/valueset-unclosed-reason',
+  'http://hl7.org/fhir/StructureDefinition/operationoutcome-message-id',
 ]);
 
 function managed(ext: Json | undefined): boolean {
@@ -150,9 +154,85 @@ function sortParameterList(list: Json | undefined): void {
   list.sort((a, b) => (isObject(a) && isObject(b) ? compareParameters(a, b) : 0));
 }
 
+/** TxTesterScrubbers.scrubOperationOutcome: no text, meta or unmanaged extensions; issues with diagnostics and no
+ * details dropped; diagnostics dropped unless they name the X-Request-Id. */
+function scrubOperationOutcome(oo: Obj): void {
+  delete oo.text;
+  delete oo.meta;
+  scrubExtensions(oo);
+  if (!Array.isArray(oo.issue)) return;
+  oo.issue = oo.issue.filter((i) => !(isObject(i) && i.diagnostics !== undefined && i.details === undefined));
+  for (const i of oo.issue)
+    if (
+      isObject(i) &&
+      typeof i.diagnostics === 'string' &&
+      !i.diagnostics.toLowerCase().includes('x-request-id')
+    )
+      delete i.diagnostics;
+}
+
+/** TxTesterScrubbers.scrubParameters. */
+function scrubParameters(po: Obj): void {
+  delete po.meta;
+  if (!Array.isArray(po.parameter)) return;
+  po.parameter = po.parameter.filter((p) => !(isObject(p) && p.name === 'diagnostics'));
+  for (const p of po.parameter) {
+    if (!isObject(p) || !isObject(p.resource)) continue;
+    const r = p.resource;
+    if (r.resourceType === 'OperationOutcome') scrubOperationOutcome(r);
+    else if (r.resourceType === 'Parameters') scrubParameters(r);
+    else if (r.resourceType === 'ValueSet') {
+      delete r.text;
+      delete r.meta;
+      scrubExtensions(r);
+    }
+  }
+}
+
+/** TxTesterSorters.OperationIssueSorter: by severity, code, first expression, details.text. */
+function compareIssues(a: Obj, b: Obj): number {
+  const expr = (o: Obj) => (Array.isArray(o.expression) ? str(o.expression[0]) : '');
+  const text = (o: Obj) => (isObject(o.details) ? str(o.details.text) : '');
+  return (
+    byString(str(a.severity), str(b.severity)) ||
+    byString(str(a.code), str(b.code)) ||
+    byString(expr(a), expr(b)) ||
+    byString(text(a), text(b))
+  );
+}
+
+/** The current TxTesterSorters.sortParameters: parameters and parts as before, then the issues of an
+ * OperationOutcome parameter, and the `; `-separated parts of `message`. */
+function sortValidateParameters(list: Json | undefined): void {
+  sortParameterList(list);
+  if (!Array.isArray(list)) return;
+  for (const p of list) {
+    if (!isObject(p)) continue;
+    const r = p.resource;
+    if (isObject(r) && r.resourceType === 'OperationOutcome') sortArray(r, 'issue', compareIssues);
+    if (isObject(r) && r.resourceType === 'Parameters') sortValidateParameters(r.parameter);
+    if (p.name === 'message' && typeof p.valueString === 'string' && p.valueString.includes('; '))
+      p.valueString = p.valueString.split('; ').sort().join('; ');
+  }
+}
+
+/** The operations whose answers the runner scrubs with scrubParameters (the current runner's way). */
+const VALIDATE_OPERATIONS: ReadonlySet<string> = new Set(['validate-code', 'cs-validate-code']);
+
 /** Applies the runner's scrubbing and sorting to a response body (in place) and returns it. */
-export function normalizeResponse(body: Json): Json {
+export function normalizeResponse(body: Json, operation = 'expand'): Json {
   if (!isObject(body)) return body;
+  if (VALIDATE_OPERATIONS.has(operation)) {
+    if (body.resourceType === 'Parameters') {
+      scrubParameters(body);
+      sortValidateParameters(body.parameter);
+      return body;
+    }
+    if (body.resourceType === 'OperationOutcome') {
+      scrubOperationOutcome(body);
+      return body;
+    }
+  }
   delete body.text;
   delete body.meta;
   scrubExtensions(body);

@@ -1,5 +1,5 @@
 // `npm run conformance [-- --only <suite|test>] [--json [file]] [--check] [--record]`: replays the general-mode
-// `expand` and `lookup` tests of the HL7 terminology ecosystem suite against a server started for the run (a separate process on
+// `expand`, `lookup`, `validate-code` and `cs-validate-code` tests of the HL7 terminology ecosystem suite against a server started for the run (a separate process on
 // a fresh temporary embedded database), judged by the official runner's comparison.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -124,7 +124,7 @@ async function runTest(target: Target, t: ConformanceTest): Promise<TestResult> 
   }
   // The runner's R4 client parses the response as R4 and converts it to R5, then scrubs and sorts it.
   const notR4 = fromR4(actual);
-  actual = normalizeResponse(actual);
+  actual = normalizeResponse(actual, t.operation);
   let message: string | null;
   try {
     message = notR4 ?? compareJson(t.expected, actual, { modes: t.modes, variables: { version: '4.0.1' } });

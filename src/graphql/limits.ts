@@ -21,6 +21,8 @@ export type GraphQLLimits = Config['graphql'];
 export const EXPENSIVE_FIELDS: ReadonlySet<string> = new Set([
   'Query.expandValueSet',
   'Query.lookupCode',
+  'Query.validateCode',
+  'Query.validateCodeInCodeSystem',
   'Query.subsumes',
   'Query.searchResources',
   'Query.botExecutions',

@@ -1,12 +1,17 @@
 // GraphQL: the terminology operations as queries, each with the arguments of its declared parameter table
 // (engine/parameters.ts) plus `id` (instance level): expandValueSet ($expand, returns the expanded ValueSet),
-// lookupCode ($lookup) and subsumes ($subsumes), which return their Parameters resource; all as JSON.
+// lookupCode ($lookup), subsumes ($subsumes), validateCode (ValueSet/$validate-code) and validateCodeInCodeSystem
+// (CodeSystem/$validate-code), which return their Parameters resource; all as JSON.
 import { builder } from '../graphql/builder.js';
 import { requireCaller, type GraphQLContext } from '../graphql/context.js';
 import {
   EXPAND_OPERATION,
+  CS_VALIDATE_CODE_OPERATION,
   LOOKUP_OPERATION,
   SUBSUMES_OPERATION,
+  VALIDATE_CODE_OPERATION,
+  type CsValidateCodeOptions,
+  type CsValidateCodeTargetParameters,
   type ExpandRequest,
   type ExpandTargetParameters,
   type LookupOptions,
@@ -14,6 +19,8 @@ import {
   type OperationDeclaration,
   type ParameterDefinition,
   type SubsumesParameters,
+  type ValidateCodeOptions,
+  type ValidateCodeTargetParameters,
 } from './engine/index.js';
 import { splitArguments } from './operation-input.js';
 
@@ -38,6 +45,7 @@ function operationField(
           return t.arg.boolean({ description });
         case 'resource':
         case 'coding':
+        case 'codeableConcept':
           return p.repeats ? t.arg({ type: ['JSON'], description }) : t.arg({ type: 'JSON', description });
         default:
           return p.repeats ? t.arg.stringList({ description }) : t.arg.string({ description });
@@ -96,4 +104,26 @@ operationField(
   'id of a stored CodeSystem (instance $subsumes)',
   (projectId, ctx, split, id) =>
     ctx.services.terminology.subsumes(projectId, { ...(split.target as SubsumesParameters), id }),
+);
+
+operationField(
+  VALIDATE_CODE_OPERATION,
+  'id of a stored ValueSet (instance $validate-code)',
+  (projectId, ctx, split, id) =>
+    ctx.services.terminology.validateCode(
+      projectId,
+      { ...(split.target as ValidateCodeTargetParameters), id },
+      split.options as ValidateCodeOptions,
+    ),
+);
+
+operationField(
+  CS_VALIDATE_CODE_OPERATION,
+  'id of a stored CodeSystem (instance $validate-code)',
+  (projectId, ctx, split, id) =>
+    ctx.services.terminology.validateCodeInCodeSystem(
+      projectId,
+      { ...(split.target as CsValidateCodeTargetParameters), id },
+      split.options as CsValidateCodeOptions,
+    ),
 );

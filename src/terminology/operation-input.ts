@@ -1,4 +1,4 @@
-// Operation input ($expand, $lookup, $subsumes), read with the operation's parameter table
+// Operation input ($expand, $lookup, $subsumes, $validate-code), read with the operation's parameter table
 // (engine/parameters.ts): a query string, a Parameters body, GraphQL arguments. Here values only get their types:
 // the text of an integer or a boolean becomes one, and a value of the wrong type, an unknown name or a malformed
 // body is a 400 that names it. Their bounds (length, control characters, repeats, limits) are checked once, by the
@@ -22,6 +22,9 @@ export type ExpandVariables = OperationVariables;
 
 const INT_RE = /^\d{1,10}$/;
 
+/** The FHIR type of a complex parameter, and the `value[x]` element a Parameters entry carries it in. */
+const COMPLEX_TYPE = { resource: 'resource', coding: 'Coding', codeableConcept: 'CodeableConcept' } as const;
+
 /** One value (as a Parameters entry or a query string gives it) as its parameter's type: a 400 naming the parameter
  * when it is not one. A resource or a Coding is taken as it is (its shape is checked with the other values, by the
  * service). */
@@ -39,11 +42,9 @@ function typed(p: ParameterDefinition, v: unknown): unknown {
       throw badRequest(`Parameter ${p.name} must be true or false, got ${describeValue(v)}`, [p.name]);
     case 'resource':
     case 'coding':
+    case 'codeableConcept':
       // GraphQL reads a null as no value at all: it is refused here, where it is still a value.
-      if (v === null)
-        throw badRequest(`Parameter ${p.name} must be a ${p.type === 'coding' ? 'Coding' : 'resource'}`, [
-          p.name,
-        ]);
+      if (v === null) throw badRequest(`Parameter ${p.name} must be a ${COMPLEX_TYPE[p.type]}`, [p.name]);
       return v;
     default:
       if (typeof v !== 'string') throw badRequest(`Parameter ${p.name} must be a string`, [p.name]);
@@ -66,8 +67,10 @@ function unknownParameters(op: OperationDeclaration, names: string[]): never {
   throw badRequest(`Unknown or unsupported $${op.code} parameter(s): ${names.join(', ')}`, names);
 }
 
-/** Parameters given only in a POST body: resources, and Codings (a query string has no way to write one). */
-const postOnly = (p: ParameterDefinition): boolean => p.type === 'resource' || p.type === 'coding';
+/** Parameters given only in a POST body: resources, Codings and CodeableConcepts (a query string has no way to
+ * write one). */
+const postOnly = (p: ParameterDefinition): boolean =>
+  p.type === 'resource' || p.type === 'coding' || p.type === 'codeableConcept';
 
 /** Variables from a query string (resource and Coding parameters are POST only). */
 export function variablesFromQuery(
@@ -139,10 +142,11 @@ export function variablesFromParameters(
       put(vars, p, typed(p, prm.resource));
       return;
     }
-    if (p.type === 'coding') {
-      if (prm.valueCoding === undefined)
-        throw badRequest(`${where}: ${p.name} must be given as valueCoding`, [where]);
-      put(vars, p, typed(p, prm.valueCoding));
+    if (p.type === 'coding' || p.type === 'codeableConcept') {
+      const element = `value${COMPLEX_TYPE[p.type]}`;
+      if (prm[element] === undefined)
+        throw badRequest(`${where}: ${p.name} must be given as ${element}`, [where]);
+      put(vars, p, typed(p, prm[element]));
       return;
     }
     const valueKeys = Object.keys(prm).filter((k) => k.startsWith('value'));
@@ -182,7 +186,7 @@ export function graphqlArgumentType(p: ParameterDefinition): string {
       ? 'Int'
       : p.type === 'boolean'
         ? 'Boolean'
-        : p.type === 'resource' || p.type === 'coding'
+        : p.type === 'resource' || p.type === 'coding' || p.type === 'codeableConcept'
           ? 'JSON'
           : 'String';
   return p.repeats ? `[${scalar}!]` : scalar;
@@ -197,7 +201,8 @@ export function operationDocument(op: OperationDeclaration): DocumentNode {
     const params = [...op.parameters.map((p) => [p.key, graphqlArgumentType(p)]), ['id', 'String']];
     const defs = params.map(([k, t]) => `$${k}: ${t}`).join(', ');
     const uses = params.map(([k]) => `${k}: $${k}`).join(', ');
-    const name = `Rest${op.code[0].toUpperCase()}${op.code.slice(1)}`;
+    // Named for the field: two operations share a code ($validate-code), and a GraphQL name has no '-'.
+    const name = `Rest${op.graphqlField[0].toUpperCase()}${op.graphqlField.slice(1)}`;
     doc = parse(`query ${name}(${defs}) { ${op.graphqlField}(${uses}) }`);
     restDocuments.set(op, doc);
   }

@@ -1,5 +1,5 @@
-// The FHIR terminology operations over REST: ValueSet/$expand, CodeSystem/$lookup and CodeSystem/$subsumes (type and
-// instance level, GET and POST Parameters). Each request is read with its operation's parameter table
+// The FHIR terminology operations over REST: ValueSet/$expand, CodeSystem/$lookup, CodeSystem/$subsumes,
+// ValueSet/$validate-code and CodeSystem/$validate-code (type and instance level, GET and POST Parameters). Each request is read with its operation's parameter table
 // (operation-input.ts) into the variables of the operation's GraphQL query, which the terminology service answers.
 import type { IRouter, RequestHandler } from 'express';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
@@ -10,12 +10,7 @@ import type { HttpApi } from '../rest/api.js';
 import { contextFor } from '../rest/request.js';
 import { asyncHandler, requireAuth } from '../rest/middleware.js';
 import { sendFhir } from '../rest/outcome.js';
-import {
-  EXPAND_OPERATION,
-  LOOKUP_OPERATION,
-  SUBSUMES_OPERATION,
-  type OperationDeclaration,
-} from './engine/index.js';
+import { EXPAND_OPERATION, TERMINOLOGY_OPERATIONS, type OperationDeclaration } from './engine/index.js';
 import {
   acceptLanguageList,
   operationDocument,
@@ -78,7 +73,7 @@ export const terminologyRoutes: FeatureRoutes = (
       const data = await runOperation(restDocument(op), vars, contextFor(req));
       sendFhir(res, 200, data[op.graphqlField]);
     });
-  for (const op of [EXPAND_OPERATION, LOOKUP_OPERATION, SUBSUMES_OPERATION]) {
+  for (const op of TERMINOLOGY_OPERATIONS) {
     const type = `${base}/${op.resourceType}/\\$${op.code}`;
     const instance = `${base}/${op.resourceType}/:id/\\$${op.code}`;
     r.get(type, requireAuth, handle(op, false));

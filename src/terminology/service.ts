@@ -11,6 +11,7 @@ import {
   checkRequest,
   compareVersionsDesc,
   conceptOrdinal,
+  CS_VALIDATE_CODE_OPERATION,
   DEFAULT_EXPAND_LIMITS,
   ExpansionEngine,
   LOOKUP_OPERATION,
@@ -22,7 +23,20 @@ import {
   subsumption,
   TerminologyError,
   unknownCodeSystem,
+  VALIDATE_CODE_OPERATION,
+  importedValueSets,
+  unresolvedValueSetAnswer,
+  validateCodings,
+  valueSetWarnings,
+  withTxIssueType,
+  type CheckedForm,
   type CheckedRequest,
+  type CodeableConceptValue,
+  type CsValidateCodeOptions,
+  type CsValidateCodeTargetParameters,
+  type ValidateCodeOptions,
+  type ValidateCodeTargetParameters,
+  type VersionSpec,
   type CodeSystemIndex,
   type CodingValue,
   type ConceptDetails,
@@ -181,34 +195,14 @@ export class TerminologyService {
           valueSetMaxEntries: this.valueSetMaxEntries,
         })
       : this.resolverFor(projectId);
-    let vs: ValueSetResource | undefined;
     const inline = target.valueSet !== undefined && target.valueSet !== null;
-    if (inline) {
-      vs = inlineValueSet(target.valueSet);
-      checkValueSetEntries(vs as unknown as Record<string, unknown>, this.valueSetMaxEntries, 'valueSet');
-    } else if (target.id !== undefined) {
-      vs = (await this.valueSetById(projectId, target.id)) ?? undefined;
-      if (!vs) throw notFound(`ValueSet/${target.id} not found`);
-    } else if (target.url !== undefined) {
-      let url = target.url;
-      let version = target.valueSetVersion;
-      const bar = url.indexOf('|');
-      if (bar >= 0) {
-        // Canonical with version (url|version); valueSetVersion, when also given, must agree.
-        const v = url.slice(bar + 1);
-        url = url.slice(0, bar);
-        if (version !== undefined && v !== '' && version !== v)
-          throw badRequest(`url version ${v} and valueSetVersion ${version} differ`, ['valueSetVersion']);
-        if (v !== '') version = v;
-      }
-      if (url === '') throw badRequest('url must not be empty', ['url']);
-      // A cached answer is used without a promise: this is every request of a hot value set.
-      const hit = txResources ? undefined : this.valueSets.get(valueSetKey(projectId, url, version));
-      vs = hit !== undefined ? (hit ?? undefined) : await resolver.valueSet(url, version);
-      if (!vs) throw notFound(`ValueSet ${url}${version ? ` version ${version}` : ''} not found`);
-    } else {
-      throw badRequest('Give the url of a value set (or an id, or an inline valueSet) to expand', ['url']);
-    }
+    const vs = await this.findValueSet(
+      projectId,
+      target,
+      resolver,
+      txResources !== undefined,
+      (url, version) => notFound(`ValueSet ${url}${version ? ` version ${version}` : ''} not found`),
+    );
     try {
       // Request-supplied resources get an engine of their own: their memberships must not be cached for others.
       const engine = txResources ? new ExpansionEngine({ maxCachedValueSets: 16 }) : this.engine;
@@ -216,6 +210,248 @@ export class TerminologyService {
     } catch (err) {
       throw toApiError(err);
     }
+  }
+
+  /** The value set a request names: inline, by id, or by url (`url|version` allowed; valueSetVersion, when also
+   * given, must agree). `missing` makes the error for a url nobody has. */
+  private async findValueSet(
+    projectId: string,
+    target: ExpandTarget,
+    resolver: Resolver,
+    hasTxResources: boolean,
+    missing: (url: string, version: string | undefined) => Error,
+  ): Promise<ValueSetResource> {
+    if (target.valueSet !== undefined && target.valueSet !== null) {
+      const vs = inlineValueSet(target.valueSet);
+      checkValueSetEntries(vs as unknown as Record<string, unknown>, this.valueSetMaxEntries, 'valueSet');
+      return vs;
+    }
+    if (target.id !== undefined) {
+      const vs = (await this.valueSetById(projectId, target.id)) ?? undefined;
+      if (!vs) throw notFound(`ValueSet/${target.id} not found`);
+      return vs;
+    }
+    if (target.url === undefined)
+      throw badRequest('Give the url of a value set (or an id, or an inline valueSet)', ['url']);
+    let url = target.url;
+    let version = target.valueSetVersion;
+    const bar = url.indexOf('|');
+    if (bar >= 0) {
+      // Canonical with version (url|version); valueSetVersion, when also given, must agree.
+      const v = url.slice(bar + 1);
+      url = url.slice(0, bar);
+      if (version !== undefined && v !== '' && version !== v)
+        throw badRequest(`url version ${v} and valueSetVersion ${version} differ`, ['valueSetVersion']);
+      if (v !== '') version = v;
+    }
+    if (url === '') throw badRequest('url must not be empty', ['url']);
+    // A cached answer is used without a promise: this is every request of a hot value set.
+    const hit = hasTxResources ? undefined : this.valueSets.get(valueSetKey(projectId, url, version));
+    const vs = hit !== undefined ? (hit ?? undefined) : await resolver.valueSet(url, version);
+    if (!vs) throw missing(url, version);
+    return vs;
+  }
+
+  /** ValueSet/$validate-code for a project: is a code in a value set it sees (own first, then the shared core; a
+   * request's tx-resource before both), and is its display right? Membership is the value set's cached Membership
+   * (a position lookup): a hot value set of a million concepts costs what a $lookup costs. */
+  async validateCode(
+    projectId: string,
+    target: ValidateCodeTargetParameters & { id?: string },
+    options: ValidateCodeOptions,
+  ): Promise<ParametersResource> {
+    checkValuesOf(VALIDATE_CODE_OPERATION, target, options);
+    if (!this.db.listening) this.clearAll();
+    if (target.id !== undefined && (target.url !== undefined || target.valueSet !== undefined))
+      throw badRequest('Instance $validate-code takes no url or valueSet parameter', ['url']);
+    if (
+      target.systemVersion !== undefined &&
+      target.version !== undefined &&
+      target.systemVersion !== target.version
+    )
+      throw badRequest('systemVersion and version differ', ['systemVersion']);
+    const checked = checkedCode(target, options.display, target.systemVersion ?? target.version);
+    const txResources = target.txResource && target.txResource.length > 0 ? target.txResource : undefined;
+    const resolver = this.requestResolver(projectId, txResources);
+    const inline = target.valueSet !== undefined && target.valueSet !== null;
+    let vs: ValueSetResource;
+    try {
+      vs = await this.findValueSet(
+        projectId,
+        {
+          url: target.url,
+          valueSetVersion: target.valueSetVersion,
+          id: target.id,
+          valueSet: target.valueSet,
+        },
+        resolver,
+        txResources !== undefined,
+        (url, version) =>
+          withTxIssueType(
+            'not-found',
+            new TerminologyError(
+              404,
+              'not-found',
+              `A definition for the value Set '${url}${version !== undefined ? `|${version}` : ''}' could not be found`,
+            ),
+          ),
+      );
+    } catch (err) {
+      throw toApiError(err);
+    }
+    // The version parameters, valueSetVersion and supplements as an expansion takes them: the membership is the
+    // one $expand would use.
+    const request: ExpandRequest = {};
+    if (options.defaultSystemVersion) request.systemVersion = options.defaultSystemVersion;
+    if (options.checkSystemVersion) request.checkSystemVersion = options.checkSystemVersion;
+    if (options.forceSystemVersion) request.forceSystemVersion = options.forceSystemVersion;
+    if (options.defaultValueSetVersion) request.defaultValueSetVersion = options.defaultValueSetVersion;
+    if (options.useSupplement) request.useSupplement = options.useSupplement;
+    if (target.valueSetVersion !== undefined) request.valueSetVersion = target.valueSetVersion;
+    try {
+      const engine = txResources ? new ExpansionEngine({ maxCachedValueSets: 16 }) : this.engine;
+      let found: Awaited<ReturnType<ExpansionEngine['membershipFor']>>;
+      const versionCheckFailures = new Map<string, { text: string; required: string }>();
+      try {
+        found = await engine.membershipFor(vs, checkRequest(request, this.limits), resolver, this.limits, {
+          inline,
+        });
+      } catch (err) {
+        if (!(err instanceof TerminologyError)) throw err;
+        // A code system version check-system-version refuses: the Codings of that system are not valid (an
+        // answer); the value set is evaluated without the check for the rest.
+        const [, url, required] = /for system '([^']*)': required to be '([^']*)'/.exec(err.message) ?? [];
+        if (err.txIssueType === 'version-error' && url !== undefined && required !== undefined) {
+          versionCheckFailures.set(url, { text: err.message, required });
+          const unchecked = { ...request, checkSystemVersion: undefined };
+          found = await engine.membershipFor(
+            vs,
+            checkRequest(unchecked, this.limits),
+            resolver,
+            this.limits,
+            {
+              inline,
+            },
+          );
+        } else {
+          // Something the value set names is missing: the code cannot be in it (an answer, not an error).
+          const answer =
+            err.status === 422 && err.issueCode === 'not-found'
+              ? await unresolvedValueSetAnswer(
+                  checked.form,
+                  checked.codings,
+                  err.message,
+                  resolver,
+                  target.codeableConcept,
+                  fallbackVersionsOf(options),
+                )
+              : undefined;
+          if (answer) return answer;
+          throw err;
+        }
+      }
+      const { membership, supplements } = found;
+      const statusNotes: string[] = [];
+      const imported =
+        membership.usedValueSets.length > 0 ? await importedValueSets(membership, resolver) : [];
+      for (const v of [vs, ...imported])
+        for (const w of valueSetWarnings(v))
+          statusNotes.push(
+            `Reference to ${w} ValueSet ${v.url ?? ''}${v.version !== undefined ? `|${v.version}` : ''}`,
+          );
+      return await validateCodings(
+        checked.form,
+        checked.codings,
+        {
+          valueSet: {
+            membership,
+            canonical: vs.url
+              ? `${vs.url}${vs.version !== undefined ? `|${vs.version}` : ''}`
+              : '(unidentified)',
+            statusNotes,
+            versionSpecs: versionSpecsOf(vs, options),
+            excludesInactive: vs.compose?.inactive === false,
+          },
+          displayLanguage: options.displayLanguage ?? valueSetLanguage(vs),
+          lenientDisplay: options.lenientDisplayValidation,
+          abstract: options.abstract,
+          activeOnly: options.activeOnly,
+          membershipOnly: options.membershipOnly,
+          inferSystem: options.inferSystem,
+          versionCheckFailures,
+          supplements,
+        },
+        resolver,
+        target.codeableConcept,
+      );
+    } catch (err) {
+      throw toApiError(err);
+    }
+  }
+
+  /** CodeSystem/$validate-code for a project: is a code in a code system it sees (by url, a Coding's system, or
+   * id), and is its display right? A code system nobody has is a `false` answer naming it, as the IG asks. */
+  async validateCodeInCodeSystem(
+    projectId: string,
+    target: CsValidateCodeTargetParameters & { id?: string },
+    options: CsValidateCodeOptions,
+  ): Promise<ParametersResource> {
+    checkValuesOf(CS_VALIDATE_CODE_OPERATION, target, options);
+    if (!this.db.listening) this.clearAll();
+    const checked = checkedCode(target, options.display, target.version);
+    const txResources = target.txResource && target.txResource.length > 0 ? target.txResource : undefined;
+    const resolver = this.requestResolver(projectId, txResources);
+    const first = checked.codings[0];
+    const split = splitSystem(target.url ?? first?.system, target.version ?? first?.version);
+    let index: CodeSystemIndex | undefined;
+    try {
+      if (target.id !== undefined) {
+        index = (await this.codeSystemById(projectId, target.id)) ?? undefined;
+        if (!index) throw notFound(`CodeSystem/${target.id} not found`);
+        if (target.url !== undefined && split.system !== index.url)
+          throw badRequest(`url ${split.system?.slice(0, 100)} is not the url of CodeSystem/${target.id}`, [
+            'url',
+          ]);
+      } else if (split.system === undefined) {
+        throw badRequest('Give the url of the code system (or a coding with a system, or a CodeSystem id)', [
+          'url',
+        ]);
+      } else {
+        index = await resolveCodeSystem(resolver, split.system, split.version);
+      }
+      const codings = checked.codings.map((c) => ({ ...c, system: c.system ?? index?.url ?? split.system }));
+      const supplements =
+        options.useSupplement && options.useSupplement.length > 0
+          ? await resolveSupplements(options.useSupplement, resolver)
+          : NO_SUPPLEMENTS;
+      if (index) supplements.settle([index.url]);
+      return await validateCodings(
+        checked.form,
+        codings,
+        {
+          codeSystem: index,
+          displayLanguage: options.displayLanguage,
+          lenientDisplay: options.lenientDisplayValidation,
+          abstract: options.abstract,
+          activeOnly: options.activeOnly,
+          supplements,
+        },
+        resolver,
+        target.codeableConcept,
+      );
+    } catch (err) {
+      throw toApiError(err);
+    }
+  }
+
+  /** The resolver of a request: the project's, or one that looks in its tx-resources first. */
+  private requestResolver(projectId: string, txResources: unknown[] | undefined): Resolver {
+    return txResources
+      ? txResourceResolver(this.resolverFor(projectId), txResources, {
+          maxConcepts: this.opts.txResourceMaxConcepts,
+          valueSetMaxEntries: this.valueSetMaxEntries,
+        })
+      : this.resolverFor(projectId);
   }
 
   /** CodeSystem/$lookup for a project: the details of one code of a code system it sees (its own first, then the
@@ -542,6 +778,108 @@ function checkValuesOf(
   } catch (err) {
     throw toApiError(err);
   }
+}
+
+/** The display language a value set asks for when the request names none: its `displayLanguage` expansion
+ * parameter, else its language. */
+function valueSetLanguage(vs: ValueSetResource): string | undefined {
+  for (const e of vs.compose?.extension ?? []) {
+    if (e.url !== 'http://hl7.org/fhir/StructureDefinition/valueset-expansion-parameter') continue;
+    const parts = e.extension ?? [];
+    const name = parts.find((x) => x.url === 'name');
+    const value = parts.find((x) => x.url === 'value');
+    const v = value?.valueCode ?? value?.valueString;
+    if ((name?.valueCode ?? name?.valueString) === 'displayLanguage' && typeof v === 'string') return v;
+  }
+  return typeof vs.language === 'string' ? vs.language : undefined;
+}
+
+/** The version (pattern) the request's version parameters give each code system: force-system-version, else
+ * system-version, else check-system-version. */
+function fallbackVersionsOf(options: ValidateCodeOptions): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const list of [options.checkSystemVersion, options.defaultSystemVersion, options.forceSystemVersion])
+    for (const c of list ?? []) {
+      const bar = c.indexOf('|');
+      if (bar > 0) out.set(c.slice(0, bar), c.slice(bar + 1));
+    }
+  return out;
+}
+
+/** How a value set (and the request's version parameters) name the version of each code system it includes. */
+function versionSpecsOf(vs: ValueSetResource, options: ValidateCodeOptions): Map<string, VersionSpec> {
+  const byUrl = (list: readonly string[] | undefined): Map<string, string> => {
+    const out = new Map<string, string>();
+    for (const c of list ?? []) {
+      const bar = c.indexOf('|');
+      if (bar > 0) out.set(c.slice(0, bar), c.slice(bar + 1));
+    }
+    return out;
+  };
+  const force = byUrl(options.forceSystemVersion);
+  const fallback = byUrl(options.defaultSystemVersion);
+  const check = byUrl(options.checkSystemVersion);
+  const out = new Map<string, VersionSpec>();
+  for (const inc of vs.compose?.include ?? []) {
+    if (!inc.system) continue;
+    const include = inc.version;
+    const forced = force.get(inc.system);
+    const param =
+      forced ?? (include === undefined ? (fallback.get(inc.system) ?? check.get(inc.system)) : undefined);
+    const effective = param ?? include;
+    const seen = out.get(inc.system);
+    if (!seen) {
+      out.set(inc.system, {
+        include,
+        effective: effective === undefined ? undefined : [effective],
+        viaParameter: param !== undefined,
+      });
+    } else if (seen.effective !== undefined) {
+      // Another include of the system: a versionless one makes any version the value set's.
+      seen.effective = effective === undefined ? undefined : [...seen.effective, effective];
+    }
+  }
+  return out;
+}
+
+/** The code a $validate-code checks, in the one form the request gives it: code (+system), coding or
+ * codeableConcept (a 400 for none, or more than one). */
+function checkedCode(
+  target: {
+    code?: string;
+    system?: string;
+    coding?: CodingValue;
+    codeableConcept?: CodeableConceptValue;
+  },
+  display: string | undefined,
+  version: string | undefined,
+): { form: CheckedForm; codings: CodingValue[] } {
+  const forms = [
+    target.code !== undefined ? 'code' : undefined,
+    target.coding !== undefined ? 'coding' : undefined,
+    target.codeableConcept !== undefined ? 'codeableConcept' : undefined,
+  ].filter((f): f is CheckedForm => f !== undefined);
+  if (forms.length === 0)
+    throw badRequest('Give the code to check: code (with system), coding or codeableConcept', ['code']);
+  if (forms.length > 1)
+    throw badRequest(`Give one of code, coding and codeableConcept, not ${forms.join(' and ')}`, forms);
+  const form = forms[0];
+  if (form === 'code') {
+    const split = splitSystem(target.system, version);
+    const coding: CodingValue = { code: target.code };
+    if (split.system !== undefined) coding.system = split.system;
+    if (split.version !== undefined) coding.version = split.version;
+    if (display !== undefined) coding.display = display;
+    return { form, codings: [coding] };
+  }
+  if (form === 'coding') {
+    const coding = { ...target.coding };
+    if (coding.display === undefined && display !== undefined) coding.display = display;
+    return { form, codings: [coding] };
+  }
+  const codings = target.codeableConcept?.coding ?? [];
+  if (codings.length === 0) throw badRequest('codeableConcept has no coding to check', ['codeableConcept']);
+  return { form, codings };
 }
 
 /** A system given as `url|version` split (the version, when also given, must agree); an empty url is a 400. */

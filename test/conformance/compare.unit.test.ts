@@ -236,6 +236,62 @@ describe('normalizeResponse (the runner scrubs and sorts the actual response)', 
       issue: [{ severity: 'error', code: 'not-found', details: { text: 'x' } }],
     });
   });
+
+  it('a $validate-code answer: only its issues are scrubbed; issues and message parts sorted', () => {
+    const ext = { url: 'http://example.org/own-extension', valueString: 'kept on the parameter' };
+    const messageId = {
+      url: 'http://hl7.org/fhir/StructureDefinition/operationoutcome-message-id',
+      valueString: 'X',
+    };
+    const p = normalizeResponse(
+      {
+        resourceType: 'Parameters',
+        meta: { versionId: '1' },
+        parameter: [
+          { name: 'result', valueBoolean: false, extension: [ext] },
+          { name: 'diagnostics', valueString: 'trace' },
+          { name: 'message', valueString: 'b second; a first' },
+          {
+            name: 'issues',
+            resource: {
+              resourceType: 'OperationOutcome',
+              issue: [
+                { severity: 'warning', code: 'invalid', details: { text: 'w' } },
+                { severity: 'error', code: 'not-found', details: { text: 'n' }, expression: ['system'] },
+                {
+                  severity: 'error',
+                  code: 'code-invalid',
+                  details: { text: 'c' },
+                  diagnostics: 'gone',
+                  extension: [messageId, ext],
+                },
+                { severity: 'information', code: 'informational', diagnostics: 'no details: dropped' },
+              ],
+            },
+          },
+        ],
+      },
+      'validate-code',
+    );
+    expect(p).toEqual({
+      resourceType: 'Parameters',
+      parameter: [
+        {
+          name: 'issues',
+          resource: {
+            resourceType: 'OperationOutcome',
+            issue: [
+              { severity: 'error', code: 'code-invalid', details: { text: 'c' }, extension: [messageId] },
+              { severity: 'error', code: 'not-found', details: { text: 'n' }, expression: ['system'] },
+              { severity: 'warning', code: 'invalid', details: { text: 'w' } },
+            ],
+          },
+        },
+        { name: 'message', valueString: 'a first; b second' },
+        { name: 'result', valueBoolean: false, extension: [ext] },
+      ],
+    });
+  });
 });
 
 describe('R4 conversion (the runner talks to an R4 server through its R4 client)', () => {

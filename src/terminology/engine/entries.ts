@@ -163,6 +163,21 @@ function candidates(
   return out;
 }
 
+/** The displays a concept may be given by ($validate-code): its display, designations, and those of supplements,
+ * each with its language (a designation without one is in the code system's). */
+export function displayChoices(
+  src: CodeSystemIndex,
+  ord: number,
+  supplements: SupplementSet,
+): Array<{ value: string; language?: string; active: boolean }> {
+  const s: OutputSettings = { includeDesignations: false, properties: [], supplements };
+  return candidates(src, ord, undefined, s).map((c) => ({
+    value: c.value,
+    language: c.language ?? src.meta.language,
+    active: c.active,
+  }));
+}
+
 const DEPTHS: readonly MatchDepth[] = ['full', 'region', 'language'];
 
 /** The designation to display: for each requested language (best first), active ones first, the closest

@@ -155,7 +155,7 @@ const NO_EXTENSIONS = [] as Extension[];
 const NO_WARNINGS: readonly string[] = [];
 
 /** A value set's deprecated/withdrawn standards-status (none for most: no extension, no allocation). */
-function valueSetWarnings(vs: ValueSetResource): readonly string[] {
+export function valueSetWarnings(vs: ValueSetResource): readonly string[] {
   if (vs.extension === undefined) return NO_WARNINGS;
   const w = statusWarnings({ extension: vs.extension });
   return w ? w.filter((x) => x === 'deprecated' || x === 'withdrawn') : NO_WARNINGS;

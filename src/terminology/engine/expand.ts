@@ -18,7 +18,7 @@ import { MembershipCache } from './membership-cache.js';
 import { checkRequest, type CheckedRequest } from './request-check.js';
 import type { Resolver } from './resolver.js';
 import { DEFAULT_REGEX_LIMITS } from './safe-regex.js';
-import { resolveSupplements } from './supplements.js';
+import { resolveSupplements, type SupplementSet } from './supplements.js';
 import {
   DEFAULT_EXPAND_LIMITS,
   type ExpandLimits,
@@ -92,6 +92,25 @@ export class ExpansionEngine {
     // describe
     const imported = m.usedValueSets.length > 0 ? await importedValueSets(m, resolver) : NO_VALUE_SETS;
     return describe(plan, m, page, imported);
+  }
+
+  /** The value set's membership as an expansion with this request would use it (its version parameters and
+   * supplements), cached as expansions cache it: $validate-code asks it for a position, never for an expansion.
+   * Returns it with the supplements asked for (resolved, and settled against the membership). */
+  async membershipFor(
+    vs: ValueSetResource,
+    request: CheckedRequest,
+    resolver: Resolver,
+    limits: ExpandLimits,
+    opts: { inline?: boolean } = {},
+  ): Promise<{ membership: Membership; supplements: SupplementSet }> {
+    const plan = prepare(vs, request, limits, opts.inline === true);
+    if (plan.supplementCanonicals.length > 0)
+      plan.settings.supplements = await resolveSupplements(plan.supplementCanonicals, resolver);
+    const found = this.membershipOf(plan, resolver);
+    const m = found instanceof Membership ? found : await found;
+    plan.settings.supplements.settle(m.usedCodeSystems());
+    return { membership: m, supplements: plan.settings.supplements };
   }
 
   /** The membership stage: the value set's (cached, re-validated) membership, evaluated in a compose context of

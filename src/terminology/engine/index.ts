@@ -13,7 +13,7 @@ export {
 } from './flatten.js';
 export { readIndexFile, writeIndexFile } from './index-file.js';
 
-// The operations ($expand, $lookup, $subsumes), each one declared table of parameters (REST, GraphQL and the
+// The operations ($expand, $lookup, $subsumes, $validate-code), each one declared table of parameters (REST, GraphQL and the
 // CapabilityStatement read them from it).
 export {
   describeParameters,
@@ -29,7 +29,16 @@ export {
   SUBSUMES_OPERATION,
   SUBSUMES_PARAMETERS,
   TERMINOLOGY_OPERATIONS,
+  VALIDATE_CODE_OPERATION,
+  VALIDATE_CODE_PARAMETERS,
+  CS_VALIDATE_CODE_OPERATION,
+  CS_VALIDATE_CODE_PARAMETERS,
+  type CodeableConceptValue,
   type CodingValue,
+  type CsValidateCodeOptions,
+  type CsValidateCodeTargetParameters,
+  type ValidateCodeOptions,
+  type ValidateCodeTargetParameters,
   type ExpandOptions,
   type ExpandParameterDefinition,
   type ExpandTargetParameters,
@@ -62,12 +71,17 @@ export {
   type ParametersResource,
 } from './lookup.js';
 export { subsumption, type SubsumptionOutcome } from './subsumes.js';
+// $validate-code (a code in a value set's membership, or in a code system).
+export { importedValueSets, valueSetWarnings } from './expand-describe.js';
+export { validateCodings, type ValidateSettings } from './validate-code.js';
+export { type CheckedForm, type ValidationIssue, type VersionSpec } from './validate-issues.js';
+export { unresolvedValueSetAnswer } from './validate-unresolved.js';
 export { NO_SUPPLEMENTS, resolveSupplements, type SupplementSet } from './supplements.js';
 export { warmFilterPaths } from './ranking.js';
 export { countComposeClauses, valueSetIdentity } from './compose.js';
 export { checkComposeShape } from './compose-shape.js';
 export { Membership } from './membership.js';
-export { TerminologyError, type TerminologyIssueCode } from './errors.js';
+export { TerminologyError, withTxIssueType, type TerminologyIssueCode } from './errors.js';
 export { normalizeText, tokenize } from './normalize.js';
 export type * from './types.js';
 export { DEFAULT_EXPAND_LIMITS } from './types.js';

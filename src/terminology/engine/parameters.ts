@@ -1,4 +1,5 @@
-// The parameters of each terminology operation ($expand, $lookup, $subsumes), one declared table per operation:
+// The parameters of each terminology operation ($expand, $lookup, $subsumes, ValueSet/$validate-code and
+// CodeSystem/$validate-code), one declared table per operation:
 // the REST layer parses query strings and Parameters bodies with it, the operation's GraphQL query takes its
 // arguments from it, request-check.ts checks every value with it (once), the engine's request types are derived
 // from it, and the CapabilityStatement documents it; a value set's `valueset-expansion-parameter` extensions are
@@ -6,8 +7,9 @@
 // table and one `declareOperation` here, plus its service method.
 
 /** How a parameter's value is written: a string (`valueString`, `valueCode`, `valueUri`, `valueCanonical`, ...),
- * an integer, a boolean, a Coding (`valueCoding`, POST only) or a resource (POST only). */
-export type ParameterType = 'string' | 'integer' | 'boolean' | 'coding' | 'resource';
+ * an integer, a boolean, a Coding (`valueCoding`, POST only), a CodeableConcept (`valueCodeableConcept`, POST
+ * only) or a resource (POST only). */
+export type ParameterType = 'string' | 'integer' | 'boolean' | 'coding' | 'codeableConcept' | 'resource';
 
 /** One parameter of an operation. */
 export interface ParameterDefinition {
@@ -281,6 +283,180 @@ export const SUBSUMES_PARAMETERS = [
   },
 ] as const satisfies readonly ParameterDefinition[];
 
+/** The parameters that name the code a $validate-code checks (one way of the three: code+system, coding,
+ * codeableConcept), and how it is displayed. */
+const CHECKED_CODE = [
+  { name: 'code', key: 'code', type: 'string', target: true, description: 'the code to check' },
+  {
+    name: 'coding',
+    key: 'coding',
+    type: 'coding',
+    target: true,
+    description: 'the code to check, as a Coding (POST; instead of code/system)',
+  },
+  {
+    name: 'codeableConcept',
+    key: 'codeableConcept',
+    type: 'codeableConcept',
+    target: true,
+    description: 'codings to check, as a CodeableConcept (POST): valid when one of them is',
+  },
+  {
+    name: 'display',
+    key: 'display',
+    type: 'string',
+    description: 'the display to check against the code (with code)',
+  },
+  {
+    name: 'displayLanguage',
+    key: 'displayLanguage',
+    type: 'string',
+    maxLength: 200,
+    description: 'language(s) of the display (Accept-Language syntax)',
+  },
+  {
+    name: 'lenient-display-validation',
+    key: 'lenientDisplayValidation',
+    type: 'boolean',
+    description: 'a wrong display is a warning, not an error',
+  },
+  {
+    name: 'tx-resource',
+    key: 'txResource',
+    type: 'resource',
+    repeats: true,
+    target: true,
+    description: 'CodeSystems and ValueSets for this request only, looked up first (POST)',
+  },
+  {
+    name: 'useSupplement',
+    key: 'useSupplement',
+    type: 'string',
+    repeats: true,
+    description: 'canonical of a code system supplement to apply (must exist)',
+  },
+] as const satisfies readonly ParameterDefinition[];
+
+/** Every ValueSet/$validate-code parameter (FHIR R4 and the HL7 terminology ecosystem IG). */
+export const VALIDATE_CODE_PARAMETERS = [
+  {
+    name: 'url',
+    key: 'url',
+    type: 'string',
+    target: true,
+    description: 'canonical url of the value set (url|version allowed)',
+  },
+  {
+    name: 'valueSetVersion',
+    key: 'valueSetVersion',
+    type: 'string',
+    target: true,
+    description: 'version of the value set',
+  },
+  {
+    name: 'valueSet',
+    key: 'valueSet',
+    type: 'resource',
+    target: true,
+    description: 'the value set, inline (POST)',
+  },
+  {
+    name: 'system',
+    key: 'system',
+    type: 'string',
+    target: true,
+    description: 'the code system of code',
+  },
+  {
+    name: 'systemVersion',
+    key: 'systemVersion',
+    type: 'string',
+    target: true,
+    description: 'the version of system (none: the one the value set uses)',
+  },
+  {
+    name: 'version',
+    key: 'version',
+    type: 'string',
+    target: true,
+    description: 'the version of system (as systemVersion)',
+  },
+  ...CHECKED_CODE,
+  {
+    name: 'inferSystem',
+    key: 'inferSystem',
+    type: 'boolean',
+    description: 'code without system: the system is the one of the value set that has the code',
+  },
+  {
+    name: 'abstract',
+    key: 'abstract',
+    type: 'boolean',
+    description: 'abstract (not selectable) codes are valid (default true; false: they are not)',
+  },
+  { name: 'activeOnly', key: 'activeOnly', type: 'boolean', description: 'inactive codes are not valid' },
+  {
+    name: 'valueset-membership-only',
+    key: 'membershipOnly',
+    type: 'boolean',
+    description: 'check membership only: no display check',
+  },
+  {
+    name: 'system-version',
+    key: 'defaultSystemVersion',
+    type: 'string',
+    repeats: true,
+    description: 'system|version: version to use when an include names none',
+  },
+  {
+    name: 'check-system-version',
+    key: 'checkSystemVersion',
+    type: 'string',
+    repeats: true,
+    description: 'system|version: version (pattern) a code system must have',
+  },
+  {
+    name: 'force-system-version',
+    key: 'forceSystemVersion',
+    type: 'string',
+    repeats: true,
+    description: 'system|version: version to use whatever the include says',
+  },
+  {
+    name: 'default-valueset-version',
+    key: 'defaultValueSetVersion',
+    type: 'string',
+    repeats: true,
+    description: 'url|version: version of an imported value set referenced without one',
+  },
+] as const satisfies readonly ParameterDefinition[];
+
+/** Every CodeSystem/$validate-code parameter (FHIR R4 and the HL7 terminology ecosystem IG). */
+export const CS_VALIDATE_CODE_PARAMETERS = [
+  {
+    name: 'url',
+    key: 'url',
+    type: 'string',
+    target: true,
+    description: 'canonical url of the code system (url|version allowed)',
+  },
+  {
+    name: 'version',
+    key: 'version',
+    type: 'string',
+    target: true,
+    description: 'version of the code system (a pattern like 1.x allowed; none: the highest)',
+  },
+  ...CHECKED_CODE,
+  {
+    name: 'abstract',
+    key: 'abstract',
+    type: 'boolean',
+    description: 'abstract (not selectable) codes are valid (default true; false: they are not)',
+  },
+  { name: 'activeOnly', key: 'activeOnly', type: 'boolean', description: 'inactive codes are not valid' },
+] as const satisfies readonly ParameterDefinition[];
+
 /** Accepted and ignored: formatting is always JSON here; `uuid` is the HL7 test runner's cache-buster (a request
  * id with no effect on the answer). */
 export const IGNORED_PARAMETERS: ReadonlySet<string> = new Set(['_format', '_pretty', 'uuid']);
@@ -293,15 +469,23 @@ export interface CodingValue {
   display?: string;
 }
 
+/** A FHIR CodeableConcept as a `codeableConcept` parameter gives it. */
+export interface CodeableConceptValue {
+  coding?: CodingValue[];
+  text?: string;
+}
+
 type Scalar<T extends ParameterType> = T extends 'integer'
   ? number
   : T extends 'boolean'
     ? boolean
     : T extends 'coding'
       ? CodingValue
-      : T extends 'resource'
-        ? unknown
-        : string;
+      : T extends 'codeableConcept'
+        ? CodeableConceptValue
+        : T extends 'resource'
+          ? unknown
+          : string;
 type ValueOf<D extends ParameterDefinition> = D extends { repeats: true }
   ? Scalar<D['type']>[]
   : Scalar<D['type']>;
@@ -327,6 +511,18 @@ export type LookupOptions = ValuesOf<typeof LOOKUP_PARAMETERS, false>;
 
 /** What a $subsumes compares (every parameter names the target). */
 export type SubsumesParameters = ValuesOf<typeof SUBSUMES_PARAMETERS, true>;
+
+/** What a ValueSet/$validate-code checks, and against which value set. */
+export type ValidateCodeTargetParameters = ValuesOf<typeof VALIDATE_CODE_PARAMETERS, true>;
+
+/** How a ValueSet/$validate-code checks (display, language, flags, version parameters). */
+export type ValidateCodeOptions = ValuesOf<typeof VALIDATE_CODE_PARAMETERS, false>;
+
+/** What a CodeSystem/$validate-code checks, and in which code system. */
+export type CsValidateCodeTargetParameters = ValuesOf<typeof CS_VALIDATE_CODE_PARAMETERS, true>;
+
+/** How a CodeSystem/$validate-code checks. */
+export type CsValidateCodeOptions = ValuesOf<typeof CS_VALIDATE_CODE_PARAMETERS, false>;
 
 /** One terminology operation, as declared: its parameter table, where it is served, and how it is documented. */
 export interface OperationDeclaration {
@@ -394,11 +590,34 @@ export const SUBSUMES_OPERATION = declareOperation(
   SUBSUMES_PARAMETERS,
 );
 
+/** ValueSet/$validate-code. */
+export const VALIDATE_CODE_OPERATION = declareOperation(
+  'validate-code',
+  'ValueSet',
+  'validateCode',
+  'FHIR ValueSet/$validate-code: whether a code (code+system, coding or codeableConcept) is in the value set ' +
+    'given by url (optionally url|version), id, or an inline valueSet, and its display right. Returns a ' +
+    'Parameters resource as JSON (result, message, display, code, system, version, issues).',
+  VALIDATE_CODE_PARAMETERS,
+);
+
+/** CodeSystem/$validate-code. */
+export const CS_VALIDATE_CODE_OPERATION = declareOperation(
+  'validate-code',
+  'CodeSystem',
+  'validateCodeInCodeSystem',
+  'FHIR CodeSystem/$validate-code: whether a code (code, coding or codeableConcept) is in the code system given ' +
+    'by url (optionally url|version) or id, and its display right. Returns a Parameters resource as JSON.',
+  CS_VALIDATE_CODE_PARAMETERS,
+);
+
 /** Every declared terminology operation. */
 export const TERMINOLOGY_OPERATIONS: readonly OperationDeclaration[] = [
   EXPAND_OPERATION,
   LOOKUP_OPERATION,
   SUBSUMES_OPERATION,
+  VALIDATE_CODE_OPERATION,
+  CS_VALIDATE_CODE_OPERATION,
 ];
 
 /** The definition of an $expand parameter by FHIR name. */

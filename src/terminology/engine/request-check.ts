@@ -98,21 +98,47 @@ const CODING_ELEMENTS: ReadonlySet<string> = new Set([
   'userSelected',
 ]);
 
+/** A Coding: an object of bounded strings (and userSelected). */
+function checkCoding(p: ParameterDefinition, v: unknown, label: string): void {
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw invalid(`Parameter ${label} must be a Coding`, [p.name]);
+  for (const [k, x] of Object.entries(v)) {
+    if (!CODING_ELEMENTS.has(k))
+      throw invalid(`Parameter ${label}: a Coding has no element ${describeValue(k)}`, [p.name]);
+    if (k === 'userSelected') {
+      if (typeof x !== 'boolean')
+        throw invalid(`Parameter ${label}.userSelected must be a boolean`, [p.name]);
+      continue;
+    }
+    if (typeof x !== 'string') throw invalid(`Parameter ${label}.${k} must be a string`, [p.name]);
+    checkString(p, x, `${label}.${k}`);
+  }
+}
+
 function checkOne(p: ParameterDefinition, v: unknown): void {
   switch (p.type) {
-    case 'coding': {
+    case 'coding':
+      return checkCoding(p, v, p.name);
+    case 'codeableConcept': {
       if (typeof v !== 'object' || v === null || Array.isArray(v))
-        throw invalid(`Parameter ${p.name} must be a Coding`, [p.name]);
+        throw invalid(`Parameter ${p.name} must be a CodeableConcept`, [p.name]);
       for (const [k, x] of Object.entries(v)) {
-        if (!CODING_ELEMENTS.has(k))
-          throw invalid(`Parameter ${p.name}: a Coding has no element ${describeValue(k)}`, [p.name]);
-        if (k === 'userSelected') {
-          if (typeof x !== 'boolean')
-            throw invalid(`Parameter ${p.name}.userSelected must be a boolean`, [p.name]);
-          continue;
+        if (k === 'text') {
+          if (typeof x !== 'string') throw invalid(`Parameter ${p.name}.text must be a string`, [p.name]);
+          checkString(p, x, `${p.name}.text`);
+        } else if (k === 'coding') {
+          if (!Array.isArray(x)) throw invalid(`Parameter ${p.name}.coding must be an array`, [p.name]);
+          // Checked up to one past the limit: the count is refused before a huge list is walked.
+          for (let i = 0; i < x.length && i <= MAX_REPEATS; i++) {
+            if (i === MAX_REPEATS)
+              throw invalid(`Parameter ${p.name} has more than ${MAX_REPEATS} codings`, [p.name]);
+            checkCoding(p, x[i], `${p.name}.coding[${i}]`);
+          }
+        } else {
+          throw invalid(`Parameter ${p.name}: a CodeableConcept has no element ${describeValue(k)}`, [
+            p.name,
+          ]);
         }
-        if (typeof x !== 'string') throw invalid(`Parameter ${p.name}.${k} must be a string`, [p.name]);
-        checkString(p, x, `${p.name}.${k}`);
       }
       return;
     }
