@@ -57,12 +57,7 @@ export class PasswordChange {
         [user.id, passwordHash, user.passwordHash],
       );
       if (changed.length === 0) throw conflict('The password was changed meanwhile; sign in again');
-      const rows = await sql<{ id: string }>(
-        `UPDATE "Login" SET "revokedAt" = now(), "revokedBy" = $2, "revokedReason" = 'password changed'
-          WHERE "userId" = $1::uuid AND id <> $2::uuid AND "revokedAt" IS NULL RETURNING id`,
-        [user.id, caller.loginId],
-      );
-      return rows.map((r) => r.id);
+      return this.sessions.revokeUser(sql, user.id, caller.loginId, 'password changed', caller.loginId);
     });
     await this.sessions.announceRevoked(ended);
     return ended.length;

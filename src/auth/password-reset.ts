@@ -114,24 +114,16 @@ export class PasswordResets {
       throw invalidLink();
     }
     const passwordHash = await this.passwords.hashNew(password, 'password', row.user.email);
-    const ended = await this.db.prisma.$transaction(async (tx) => {
+    const ended = await this.db.transaction(async (sql) => {
       // Only while still unused and unexpired: two redemptions at once cannot both win.
-      const used = await tx.passwordReset.updateMany({
-        where: { id, usedAt: null, expiresAt: { gt: new Date() } },
-        data: { usedAt: new Date() },
-      });
-      if (used.count === 0) throw invalidLink();
-      await tx.user.update({ where: { id: row.userId }, data: { passwordHash } });
-      const open = await tx.login.findMany({
-        where: { userId: row.userId, revokedAt: null },
-        select: { id: true },
-      });
-      const ids = open.map((l) => l.id);
-      await tx.login.updateMany({
-        where: { id: { in: ids } },
-        data: { revokedAt: new Date(), revokedBy: `password-reset:${id}`, revokedReason: 'password reset' },
-      });
-      return ids;
+      const used = await sql(
+        `UPDATE "PasswordReset" SET "usedAt" = now()
+          WHERE id = $1::uuid AND "usedAt" IS NULL AND "expiresAt" > now() RETURNING id`,
+        [id],
+      );
+      if (used.length === 0) throw invalidLink();
+      await sql(`UPDATE "User" SET "passwordHash" = $2 WHERE id = $1::uuid`, [row.userId, passwordHash]);
+      return this.sessions.revokeUser(sql, row.userId, `password-reset:${id}`, 'password reset');
     });
     await this.sessions.announceRevoked(ended);
   }

@@ -65,6 +65,23 @@ export class SessionAdmin {
     return ended.map((r) => r.id);
   }
 
+  /** Revokes every session of a user (in every project), but `except` (the session making the change), with `sql`
+   * (a transaction's): a changed or reset password. Returns their ids, for announceRevoked once it has committed. */
+  async revokeUser(
+    sql: Database['sql'],
+    userId: string,
+    revokedBy: string,
+    reason: string,
+    except?: string,
+  ): Promise<string[]> {
+    const ended = await sql<{ id: string }>(
+      `UPDATE "Login" SET "revokedAt" = now(), "revokedBy" = $2, "revokedReason" = $3
+        WHERE "userId" = $1::uuid AND "revokedAt" IS NULL AND ($4::uuid IS NULL OR id <> $4::uuid) RETURNING id`,
+      [userId, revokedBy, reason, except ?? null],
+    );
+    return ended.map((r) => r.id);
+  }
+
   /** Announces revoked (or deleted) Logins: every instance refuses their tokens from the next request on. */
   async announceRevoked(loginIds: readonly string[]): Promise<void> {
     for (const id of loginIds) this.cache.markRevoked(id);
