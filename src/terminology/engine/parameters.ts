@@ -37,22 +37,47 @@ export const MAX_STRING = 4096;
 /** The most values a repeatable parameter takes in one request (tx-resource has its own limit). */
 export const MAX_REPEATS = 100;
 
+/** Parameters several operations declare alike (one definition each, so they cannot drift apart). */
+const VALUE_SET_URL = {
+  name: 'url',
+  key: 'url',
+  type: 'string',
+  target: true,
+  description: 'canonical url of the value set (url|version allowed)',
+} as const satisfies ParameterDefinition;
+const VALUE_SET_VERSION = {
+  name: 'valueSetVersion',
+  key: 'valueSetVersion',
+  type: 'string',
+  target: true,
+  description: 'version of the value set',
+} as const satisfies ParameterDefinition;
+const FORCE_SYSTEM_VERSION = {
+  name: 'force-system-version',
+  key: 'forceSystemVersion',
+  type: 'string',
+  repeats: true,
+  description: 'system|version: version to use whatever the include says',
+} as const satisfies ParameterDefinition;
+const DEFAULT_VALUESET_VERSION = {
+  name: 'default-valueset-version',
+  key: 'defaultValueSetVersion',
+  type: 'string',
+  repeats: true,
+  description: 'url|version: version of an imported value set referenced without one',
+} as const satisfies ParameterDefinition;
+const USE_SUPPLEMENT = {
+  name: 'useSupplement',
+  key: 'useSupplement',
+  type: 'string',
+  repeats: true,
+  description: 'canonical of a code system supplement to apply (must exist)',
+} as const satisfies ParameterDefinition;
+
 /** Every $expand parameter this server takes (FHIR R4 `ValueSet/$expand` and the HL7 terminology ecosystem IG). */
 export const EXPAND_PARAMETERS = [
-  {
-    name: 'url',
-    key: 'url',
-    type: 'string',
-    target: true,
-    description: 'canonical url of the value set (url|version allowed)',
-  },
-  {
-    name: 'valueSetVersion',
-    key: 'valueSetVersion',
-    type: 'string',
-    target: true,
-    description: 'version of the value set',
-  },
+  VALUE_SET_URL,
+  VALUE_SET_VERSION,
   {
     name: 'valueSet',
     key: 'valueSet',
@@ -139,27 +164,9 @@ export const EXPAND_PARAMETERS = [
     description:
       'system|version: version (pattern, e.g. 1.0.x) a code system must have; the default when an include names none',
   },
-  {
-    name: 'force-system-version',
-    key: 'forceSystemVersion',
-    type: 'string',
-    repeats: true,
-    description: 'system|version: version to use whatever the include says',
-  },
-  {
-    name: 'default-valueset-version',
-    key: 'defaultValueSetVersion',
-    type: 'string',
-    repeats: true,
-    description: 'url|version: version of an imported value set referenced without one',
-  },
-  {
-    name: 'useSupplement',
-    key: 'useSupplement',
-    type: 'string',
-    repeats: true,
-    description: 'canonical of a code system supplement to apply (must exist)',
-  },
+  FORCE_SYSTEM_VERSION,
+  DEFAULT_VALUESET_VERSION,
+  USE_SUPPLEMENT,
   {
     name: 'versionsMatch',
     key: 'versionsMatch',
@@ -328,31 +335,13 @@ const CHECKED_CODE = [
     target: true,
     description: 'CodeSystems and ValueSets for this request only, looked up first (POST)',
   },
-  {
-    name: 'useSupplement',
-    key: 'useSupplement',
-    type: 'string',
-    repeats: true,
-    description: 'canonical of a code system supplement to apply (must exist)',
-  },
+  USE_SUPPLEMENT,
 ] as const satisfies readonly ParameterDefinition[];
 
 /** Every ValueSet/$validate-code parameter (FHIR R4 and the HL7 terminology ecosystem IG). */
 export const VALIDATE_CODE_PARAMETERS = [
-  {
-    name: 'url',
-    key: 'url',
-    type: 'string',
-    target: true,
-    description: 'canonical url of the value set (url|version allowed)',
-  },
-  {
-    name: 'valueSetVersion',
-    key: 'valueSetVersion',
-    type: 'string',
-    target: true,
-    description: 'version of the value set',
-  },
+  VALUE_SET_URL,
+  VALUE_SET_VERSION,
   {
     name: 'valueSet',
     key: 'valueSet',
@@ -415,20 +404,8 @@ export const VALIDATE_CODE_PARAMETERS = [
     repeats: true,
     description: 'system|version: version (pattern) a code system must have',
   },
-  {
-    name: 'force-system-version',
-    key: 'forceSystemVersion',
-    type: 'string',
-    repeats: true,
-    description: 'system|version: version to use whatever the include says',
-  },
-  {
-    name: 'default-valueset-version',
-    key: 'defaultValueSetVersion',
-    type: 'string',
-    repeats: true,
-    description: 'url|version: version of an imported value set referenced without one',
-  },
+  FORCE_SYSTEM_VERSION,
+  DEFAULT_VALUESET_VERSION,
 ] as const satisfies readonly ParameterDefinition[];
 
 /** Every CodeSystem/$validate-code parameter (FHIR R4 and the HL7 terminology ecosystem IG). */
