@@ -16,6 +16,9 @@ export interface CompareOptions {
   externals?: Record<string, string>;
   /** `$version$` must equal variables.version when given. */
   variables?: Record<string, string>;
+  /** Pattern mode (the runner's metadata and term-caps tests): the actual document may have properties the
+   * template lacks, and each expected array item must be found, in order, among the actual items. */
+  pattern?: boolean;
 }
 
 const isObject = (v: Json | undefined): v is JsonObject =>
@@ -149,7 +152,10 @@ class Comparer {
     if (ca !== undefined) for (const s of Array.isArray(ca) ? ca : [ca]) countOnly.push(String(s));
     for (const n of Object.keys(actual)) {
       if (n === 'fhir_comments') continue;
-      if (!(n in expected)) return `properties differ at ${path}: unexpected property ${n}`;
+      if (!(n in expected)) {
+        if (this.opts.pattern || optionals.includes(n)) continue;
+        return `properties differ at ${path}: unexpected property ${n}`;
+      }
       const s = this.nodes(`${path}.${n}`, expected[n] ?? null, actual[n] ?? null, countOnly.includes(n));
       if (s) return s;
     }
@@ -199,6 +205,15 @@ class Comparer {
     const es = exp.length;
     if (countOnly) {
       return as !== es ? notEqual(`array item count differs at ${path}`, String(es), String(as)) : null;
+    }
+    if (this.opts.pattern) {
+      let c = 0;
+      for (let i = 0; i < es; i++) {
+        let s: string | null = "Doesn't exist";
+        while (s !== null && c < as) s = this.nodes(`${path}[${i}]`, exp[i], act[c++], false);
+        if (s !== null) return `The expected item at ${path} at index ${i} was not found: ${s}`;
+      }
+      return null;
     }
     const oc = exp.filter((e) => this.isOptional(e)).length;
     const expectedMin = es - oc;

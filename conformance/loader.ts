@@ -24,7 +24,13 @@ export const OPERATIONS: Readonly<Record<string, string>> = {
   lookup: 'CodeSystem/$lookup',
   'validate-code': 'ValueSet/$validate-code',
   'cs-validate-code': 'CodeSystem/$validate-code',
+  metadata: 'metadata',
+  'term-caps': 'metadata?mode=terminology',
 };
+
+/** The operations the runner reads with GET, sorted and judged in pattern mode (TxTester.metadata, termcaps): the
+ * server's CapabilityStatement and TerminologyCapabilities, fetched once when it connects. */
+export const READS: ReadonlySet<string> = new Set(['metadata', 'term-caps']);
 
 /** One test as the runner would execute it. */
 export interface ConformanceTest {

@@ -265,3 +265,50 @@ export function normalizeResponse(body: Json, operation = 'expand'): Json {
   }
   return body;
 }
+
+/** What the runner does to the server's CapabilityStatement and TerminologyCapabilities before its pattern
+ * comparison: no scrubbing (TxTesterScrubbers.scrubCapStmt/scrubTermCaps are empty), the lists sorted
+ * (TxTesterSorters.sortCapStmt/sortTermCaps). */
+export function normalizeCapabilities(body: Json): Json {
+  if (!isObject(body)) return body;
+  const strings = (o: Obj, key: string) => {
+    const arr = o[key];
+    if (Array.isArray(arr)) arr.sort((a, b) => byString(str(a), str(b)));
+  };
+  const byKey = (k: string) => (a: Obj, b: Obj) => byString(str(a[k]), str(b[k]));
+  if (body.resourceType === 'CapabilityStatement') {
+    for (const k of ['format', 'instantiates', 'imports', 'acceptLanguage']) strings(body, k);
+    sortArray(body, 'rest', byKey('mode'));
+    for (const r of Array.isArray(body.rest) ? body.rest : []) {
+      if (!isObject(r)) continue;
+      sortArray(r, 'resource', byKey('type'));
+      for (const res of Array.isArray(r.resource) ? r.resource : []) {
+        if (!isObject(res)) continue;
+        strings(res, 'supportedProfile');
+        strings(res, 'searchInclude');
+        strings(res, 'searchRevInclude');
+        sortArray(res, 'interaction', byKey('code'));
+        sortArray(res, 'searchParam', byKey('name'));
+        sortArray(res, 'operation', byKey('name'));
+      }
+      sortArray(r, 'interaction', byKey('code'));
+      sortArray(r, 'searchParam', byKey('name'));
+      sortArray(r, 'operation', byKey('name'));
+      strings(r, 'compartment');
+    }
+  } else if (body.resourceType === 'TerminologyCapabilities') {
+    sortArray(body, 'codeSystem', byKey('uri'));
+    for (const cs of Array.isArray(body.codeSystem) ? body.codeSystem : []) {
+      if (!isObject(cs)) continue;
+      sortArray(cs, 'version', byKey('code'));
+      for (const v of Array.isArray(cs.version) ? cs.version : []) {
+        if (!isObject(v)) continue;
+        strings(v, 'language');
+        strings(v, 'property');
+        sortArray(v, 'filter', byKey('code'));
+      }
+    }
+    if (isObject(body.expansion)) sortArray(body.expansion, 'parameter', byKey('name'));
+  }
+  return body;
+}

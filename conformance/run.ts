@@ -1,5 +1,5 @@
 // `npm run conformance [-- --only <suite|test>] [--json [file]] [--check] [--record]`: replays the general-mode
-// `expand`, `lookup`, `validate-code` and `cs-validate-code` tests of the HL7 terminology ecosystem suite against a server started for the run (a separate process on
+// `expand`, `lookup`, `validate-code`, `cs-validate-code`, `metadata` and `term-caps` tests of the HL7 terminology ecosystem suite against a server started for the run (a separate process on
 // a fresh temporary embedded database), judged by the official runner's comparison.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -7,8 +7,8 @@ import path from 'node:path';
 import { startServerProcess, type ServerProcess } from '../test/helpers/processes.js';
 import { signIn } from '../test/helpers/server.js';
 import { compareJson, type Json } from './compare.js';
-import { loadTests, OPERATIONS, ROOT, type ConformanceTest } from './loader.js';
-import { normalizeResponse } from './normalize.js';
+import { loadTests, OPERATIONS, READS, ROOT, type ConformanceTest } from './loader.js';
+import { normalizeCapabilities, normalizeResponse } from './normalize.js';
 import { fromR4 } from './r4.js';
 import { formatDiff, formatTable, readRatchet, writeRatchet, type TestResult } from './report.js';
 
@@ -94,12 +94,18 @@ async function runTest(target: Target, t: ConformanceTest): Promise<TestResult> 
   let status = 0;
   let text: string;
   try {
-    const res = await fetch(`${target.current!.server.base}fhir/R4/${OPERATIONS[t.operation]}`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(t.body),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
+    const url = `${target.current!.server.base}fhir/R4/${OPERATIONS[t.operation]}`;
+    const res = READS.has(t.operation)
+      ? await fetch(url, {
+          headers: { accept: 'application/fhir+json' },
+          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        })
+      : await fetch(url, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(t.body),
+          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        });
     status = res.status;
     text = await res.text();
   } catch (err) {
@@ -124,10 +130,12 @@ async function runTest(target: Target, t: ConformanceTest): Promise<TestResult> 
   }
   // The runner's R4 client parses the response as R4 and converts it to R5, then scrubs and sorts it.
   const notR4 = fromR4(actual);
-  actual = normalizeResponse(actual, t.operation);
+  const pattern = READS.has(t.operation);
+  actual = pattern ? normalizeCapabilities(actual) : normalizeResponse(actual, t.operation);
   let message: string | null;
   try {
-    message = notR4 ?? compareJson(t.expected, actual, { modes: t.modes, variables: { version: '4.0.1' } });
+    message =
+      notR4 ?? compareJson(t.expected, actual, { modes: t.modes, variables: { version: '4.0.1' }, pattern });
   } catch (err) {
     message = String(err);
   }
