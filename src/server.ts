@@ -230,6 +230,10 @@ function httpApi(
     ...readinessOf(db, extra.draining),
     resourceTypes: () => fhir.types(),
     operations: features.flatMap((f) => f.operations ?? []),
+    capabilities: {
+      instantiates: features.flatMap((f) => f.capabilities?.instantiates ?? []),
+      extension: features.flatMap((f) => f.capabilities?.extension ?? []),
+    },
     publicJwk: auth.keys.publicJwk,
     large: fhir.large,
   };

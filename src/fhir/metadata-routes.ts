@@ -1,12 +1,30 @@
-// GET [base]/metadata: the CapabilityStatement, built from what the features registered.
+// GET [base]/metadata: the CapabilityStatement, built from what the features registered; [base]/$versions: the
+// FHIR versions served (R5's CapabilityStatement-versions, which the HL7 test runner asks first).
 import type { IRouter } from 'express';
-import type { HttpApi } from '../rest/api.js';
+import type { DeclaredOperation, HttpApi } from '../rest/api.js';
 import { sendFhir } from '../rest/outcome.js';
 import { fhirBaseUrl } from '../config.js';
+import { SOFTWARE } from './software.js';
 
-/** Registers GET [base]/metadata (no authentication: clients read it before they sign in). */
+/** The system-level $versions operation, for the CapabilityStatement. */
+export const VERSIONS_OPERATION: DeclaredOperation = {
+  name: 'versions',
+  definition: 'http://hl7.org/fhir/OperationDefinition/CapabilityStatement-versions',
+  documentation: 'The FHIR versions this server serves (4.0) and its default (4.0).',
+};
+
+/** Registers GET [base]/metadata and [base]/$versions (no authentication: clients read them before they sign in). */
 export function metadataRoutes(r: IRouter, base: string): void {
   r.get(`${base}/metadata`, (req, res) => sendFhir(res, 200, capabilityStatement(req.api)));
+  const versions = {
+    resourceType: 'Parameters',
+    parameter: [
+      { name: 'version', valueCode: '4.0' },
+      { name: 'default', valueCode: '4.0' },
+    ],
+  };
+  r.get(`${base}/\\$versions`, (_req, res) => sendFhir(res, 200, versions));
+  r.post(`${base}/\\$versions`, (_req, res) => sendFhir(res, 200, versions));
 }
 
 /** The server's CapabilityStatement. */
@@ -19,15 +37,22 @@ function capabilityStatement(api: HttpApi) {
         definition: d.definition ?? `http://hl7.org/fhir/OperationDefinition/${d.name}`,
         ...(d.documentation ? { documentation: d.documentation } : {}),
       }));
+  const base = fhirBaseUrl(api.config);
   return {
     resourceType: 'CapabilityStatement',
+    ...(api.capabilities.extension.length ? { extension: api.capabilities.extension } : {}),
+    url: `${base}/metadata`,
+    version: SOFTWARE.version,
+    name: 'FhirServerCapabilities',
+    title: 'FHIR server: sessions, terminology and bots',
     status: 'active',
     date: new Date().toISOString().slice(0, 10),
     kind: 'instance',
-    software: { name: 'fhir-sessions-terminology-bots', version: '0.1.0' },
+    ...(api.capabilities.instantiates.length ? { instantiates: api.capabilities.instantiates } : {}),
+    software: { name: SOFTWARE.name, version: SOFTWARE.version, releaseDate: SOFTWARE.releaseDate },
     implementation: {
       description: 'FHIR R4 server: sessions, terminology and bots',
-      url: fhirBaseUrl(api.config),
+      url: base,
     },
     fhirVersion: '4.0.1',
     format: ['application/fhir+json', 'json'],

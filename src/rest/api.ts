@@ -15,6 +15,13 @@ export interface DeclaredOperation {
   documentation?: string;
 }
 
+/** What a feature adds to the CapabilityStatement besides its operations: canonical statements it instantiates
+ * and feature extensions (http://hl7.org/fhir/uv/application-feature). */
+export interface CapabilityContribution {
+  instantiates?: readonly string[];
+  extension?: readonly object[];
+}
+
 /** Whether this instance should be sent traffic (/healthz/ready), and why not. */
 export interface Readiness {
   ready: boolean;
@@ -43,6 +50,8 @@ export interface HttpApi {
   resourceTypes(): string[];
   /** The FHIR operations the features declare (CapabilityStatement). */
   readonly operations: readonly DeclaredOperation[];
+  /** What the features add to the CapabilityStatement, merged. */
+  readonly capabilities: { instantiates: readonly string[]; extension: readonly object[] };
   /** The public key tokens are signed with, as a JWK. */
   readonly publicJwk: object;
   /** The budget of large requests (a JSON body over 1 MiB takes a slot before it is read). */

@@ -6,7 +6,7 @@ import type { ResourceStore } from '../fhir/types.js';
 import type { LargeRequests } from '../fhir/large-requests.js';
 import type { Services } from '../graphql/context.js';
 import type { FeatureRoutes } from './app.js';
-import type { DeclaredOperation } from './api.js';
+import type { CapabilityContribution, DeclaredOperation } from './api.js';
 
 /** What every feature is built from. */
 export interface FeatureDeps {
@@ -25,6 +25,8 @@ export interface Feature {
   readonly stores?: Readonly<Record<string, ResourceStore>>;
   /** The FHIR operations it declares in the CapabilityStatement. */
   readonly operations?: readonly DeclaredOperation[];
+  /** What else it adds to the CapabilityStatement. */
+  readonly capabilities?: CapabilityContribution;
   /** Its HTTP routes (server.ts registers the features' routes in the order requests look for them). */
   readonly routes?: FeatureRoutes;
   /** Called once everything is assembled, before the server listens (features start in dependency order). */

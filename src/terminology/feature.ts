@@ -5,6 +5,7 @@ import { CHANGED_CHANNEL, expandLimitsOf, TerminologyService } from './service.j
 import { TerminologyStore } from './stores.js';
 import { loadCoreTerminology } from './core.js';
 import { FILTER_RULE, terminologyRoutes } from './routes.js';
+import { TERMINOLOGY_CAPABILITIES } from './capabilities.js';
 import { describeParameters, TERMINOLOGY_OPERATIONS, EXPAND_OPERATION } from './engine/index.js';
 import type { Feature, FeatureDeps } from '../rest/feature.js';
 
@@ -41,6 +42,7 @@ export function terminologyFeature({ config, db, logger, dataDir, large }: Featu
             documentation: `${op.description} Parameters: ${describeParameters(op)}.`,
           },
     ),
+    capabilities: TERMINOLOGY_CAPABILITIES,
     routes: terminologyRoutes,
     async start() {
       await service.start();

@@ -3,6 +3,7 @@
 // lookupCode ($lookup), subsumes ($subsumes), validateCode (ValueSet/$validate-code) and validateCodeInCodeSystem
 // (CodeSystem/$validate-code), which return their Parameters resource; all as JSON.
 import { builder } from '../graphql/builder.js';
+import { fhirBaseUrl } from '../config.js';
 import { requireCaller, type GraphQLContext } from '../graphql/context.js';
 import {
   EXPAND_OPERATION,
@@ -126,4 +127,14 @@ operationField(
       { ...(split.target as CsValidateCodeTargetParameters), id },
       split.options as CsValidateCodeOptions,
     ),
+);
+
+builder.queryField('terminologyCapabilities', (t) =>
+  t.field({
+    type: 'JSON',
+    description:
+      "The server's TerminologyCapabilities (GET [base]/metadata?mode=terminology): the shared code systems and " +
+      'their versions, and the $expand parameters. Public, like the CapabilityStatement.',
+    resolve: (_r, _a, ctx) => ctx.services.terminology.capabilities.get(fhirBaseUrl(ctx.services.config)),
+  }),
 );

@@ -5,6 +5,7 @@ import type { IRouter, RequestHandler } from 'express';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { badRequest } from '../core/errors.js';
 import { runOperation } from '../graphql/executor.js';
+import { graphql } from '../generated/gql/index.js';
 import type { FeatureRoutes } from '../rest/app.js';
 import type { HttpApi } from '../rest/api.js';
 import { contextFor } from '../rest/request.js';
@@ -22,6 +23,12 @@ import {
 /** The operation's query with every parameter as a variable (built from its table). */
 const restDocument = (op: OperationDeclaration) =>
   operationDocument(op) as TypedDocumentNode<Record<string, unknown>, OperationVariables>;
+
+const TerminologyCapabilitiesDoc = graphql(`
+  query RestTerminologyCapabilities {
+    terminologyCapabilities
+  }
+`);
 
 /** The filter rule, as documented in the CapabilityStatement. */
 export const FILTER_RULE =
@@ -73,6 +80,16 @@ export const terminologyRoutes: FeatureRoutes = (
       const data = await runOperation(restDocument(op), vars, contextFor(req));
       sendFhir(res, 200, data[op.graphqlField]);
     });
+  // metadata?mode=terminology is the TerminologyCapabilities (public, as the CapabilityStatement is); any other
+  // mode goes on to the CapabilityStatement.
+  r.get(
+    `${base}/metadata`,
+    asyncHandler(async (req, res, next) => {
+      if (req.query.mode !== 'terminology') return next();
+      const data = await runOperation(TerminologyCapabilitiesDoc, {}, contextFor(req));
+      sendFhir(res, 200, data.terminologyCapabilities);
+    }),
+  );
   for (const op of TERMINOLOGY_OPERATIONS) {
     const type = `${base}/${op.resourceType}/\\$${op.code}`;
     const instance = `${base}/${op.resourceType}/:id/\\$${op.code}`;

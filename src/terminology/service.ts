@@ -1,6 +1,7 @@
 // The terminology service: resolves value sets and code systems visible to a project (its own first, then the
 // shared core), with their indexes from the index cache (index-cache.ts), and runs $expand through the engine.
 // Every change is announced with NOTIFY terminology_changed so every instance drops what it cached.
+import { TerminologyCapabilitiesSource } from './capabilities.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
@@ -106,6 +107,8 @@ export class TerminologyService {
   readonly valueSetMaxEntries: number;
   /** EXPAND_MAX_COMPOSE_CLAUSES: one stored ValueSet over it could never be expanded, so it is refused on write. */
   readonly maxComposeClauses: number;
+  /** metadata?mode=terminology: the shared code systems, cached until one changes. */
+  readonly capabilities: TerminologyCapabilitiesSource;
 
   constructor(
     readonly db: Database,
@@ -124,6 +127,7 @@ export class TerminologyService {
     );
     this.valueSetMaxEntries = opts.valueSetMaxEntries ?? DEFAULT_VALUESET_MAX_ENTRIES;
     this.maxComposeClauses = limits.maxComposeClauses ?? DEFAULT_EXPAND_LIMITS.maxComposeClauses;
+    this.capabilities = new TerminologyCapabilitiesSource(db);
   }
 
   /** Subscribes to change notifications (call once at start), then indexes large code systems in the background. */
@@ -157,6 +161,7 @@ export class TerminologyService {
     this.valueSets.clear();
     this.valueSetsById.clear();
     this.codeSystems.clear();
+    this.capabilities.clear();
     const [type, id] = payload.split('/');
     if (type === 'CodeSystem' && id) this.indexes.delete(id);
     else if (type !== 'ValueSet') this.clearAll();
@@ -168,6 +173,7 @@ export class TerminologyService {
     this.valueSets.clear();
     this.valueSetsById.clear();
     this.codeSystems.clear();
+    this.capabilities.clear();
     this.indexes.clear();
     this.engine.clear();
   }

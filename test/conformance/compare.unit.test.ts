@@ -11,7 +11,7 @@ import {
   suiteDir,
   TX_FHIR_ORG_TESTS,
 } from '../../conformance/loader.js';
-import { normalizeResponse } from '../../conformance/normalize.js';
+import { normalizeCapabilities, normalizeResponse } from '../../conformance/normalize.js';
 import { EXT, fromR4, OMITTED_CODE_RULES, toR4 } from '../../conformance/r4.js';
 
 const ok = (e: Json, a: Json, modes?: string[]) =>
@@ -441,5 +441,56 @@ describe('the lenient Base64 fallback (commons-codec Base64.decodeBase64, as Com
     bad({ display: 'Display #2' }, { display: 'Display 3' }, 'string property values differ at .display');
     // Nothing to decode is never equal.
     bad({ display: '#' }, { display: '!' }, 'string property values differ at .display');
+  });
+});
+
+describe('pattern mode (metadata and term-caps)', () => {
+  const pat = (e: Json, a: Json) => compareJson(e, a, { pattern: true });
+  it('allows properties the template lacks, still requires the ones it names', () => {
+    expect(pat({ a: 1 }, { a: 1, extra: true })).toBeNull();
+    expect(pat({ a: 1, b: 2 }, { a: 1 })).toMatch('missing property b');
+  });
+  it('finds each expected array item, in order, among more actual items', () => {
+    const exp = { op: [{ name: 'lookup' }, { name: 'validate-code' }] };
+    expect(
+      pat(exp, { op: [{ name: 'lookup' }, { name: 'subsumes' }, { name: 'validate-code' }] }),
+    ).toBeNull();
+    expect(pat(exp, { op: [{ name: 'validate-code' }, { name: 'lookup' }] })).toMatch(
+      'The expected item at .op at index 1 was not found',
+    );
+    expect(pat(exp, { op: [{ name: 'lookup' }] })).toMatch(
+      'The expected item at .op at index 1 was not found',
+    );
+  });
+  it('a strict comparison keeps refusing extra items and properties', () => {
+    expect(compareJson({ op: [{ name: 'a' }] }, { op: [{ name: 'a' }, { name: 'b' }] })).toMatch(
+      'array item count differs',
+    );
+  });
+  it('the lists are sorted as the runner sorts them before the comparison', () => {
+    const cs = normalizeCapabilities({
+      resourceType: 'CapabilityStatement',
+      format: ['json', 'application/fhir+json'],
+      rest: [
+        {
+          mode: 'server',
+          resource: [
+            { type: 'ValueSet', interaction: [{ code: 'search-type' }, { code: 'read' }] },
+            { type: 'CodeSystem', operation: [{ name: 'validate-code' }, { name: 'lookup' }] },
+          ],
+        },
+      ],
+    }) as { format: string[]; rest: { resource: { type: string }[] }[] };
+    expect(cs.format).toEqual(['application/fhir+json', 'json']);
+    expect(cs.rest[0].resource.map((r) => r.type)).toEqual(['CodeSystem', 'ValueSet']);
+    expect(cs.rest[0].resource[1]).toEqual({
+      type: 'ValueSet',
+      interaction: [{ code: 'read' }, { code: 'search-type' }],
+    });
+    const tc = normalizeCapabilities({
+      resourceType: 'TerminologyCapabilities',
+      expansion: { parameter: [{ name: 'offset' }, { name: 'count' }] },
+    }) as { expansion: { parameter: { name: string }[] } };
+    expect(tc.expansion.parameter.map((p) => p.name)).toEqual(['count', 'offset']);
   });
 });

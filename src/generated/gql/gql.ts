@@ -39,6 +39,7 @@ type Documents = {
     "\n  mutation RestCreate($resourceType: String!, $resource: JSON!) {\n    createResource(resourceType: $resourceType, resource: $resource)\n  }\n": typeof types.RestCreateDocument,
     "\n  mutation RestUpdate($resourceType: String!, $id: String!, $resource: JSON!) {\n    updateResource(resourceType: $resourceType, id: $id, resource: $resource)\n  }\n": typeof types.RestUpdateDocument,
     "\n  mutation RestDelete($resourceType: String!, $id: String!) {\n    deleteResource(resourceType: $resourceType, id: $id)\n  }\n": typeof types.RestDeleteDocument,
+    "\n  query RestTerminologyCapabilities {\n    terminologyCapabilities\n  }\n": typeof types.RestTerminologyCapabilitiesDocument,
 };
 const documents: Documents = {
     "\n  query RestMfaStatus {\n    mfaStatus {\n      enrolled\n      recoveryCodesLeft\n      required\n    }\n  }\n": types.RestMfaStatusDocument,
@@ -66,6 +67,7 @@ const documents: Documents = {
     "\n  mutation RestCreate($resourceType: String!, $resource: JSON!) {\n    createResource(resourceType: $resourceType, resource: $resource)\n  }\n": types.RestCreateDocument,
     "\n  mutation RestUpdate($resourceType: String!, $id: String!, $resource: JSON!) {\n    updateResource(resourceType: $resourceType, id: $id, resource: $resource)\n  }\n": types.RestUpdateDocument,
     "\n  mutation RestDelete($resourceType: String!, $id: String!) {\n    deleteResource(resourceType: $resourceType, id: $id)\n  }\n": types.RestDeleteDocument,
+    "\n  query RestTerminologyCapabilities {\n    terminologyCapabilities\n  }\n": types.RestTerminologyCapabilitiesDocument,
 };
 
 /**
@@ -182,6 +184,10 @@ export function graphql(source: "\n  mutation RestUpdate($resourceType: String!,
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation RestDelete($resourceType: String!, $id: String!) {\n    deleteResource(resourceType: $resourceType, id: $id)\n  }\n"): (typeof documents)["\n  mutation RestDelete($resourceType: String!, $id: String!) {\n    deleteResource(resourceType: $resourceType, id: $id)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query RestTerminologyCapabilities {\n    terminologyCapabilities\n  }\n"): (typeof documents)["\n  query RestTerminologyCapabilities {\n    terminologyCapabilities\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};
