@@ -163,19 +163,22 @@ function candidates(
   return out;
 }
 
-/** The displays a concept may be given by ($validate-code): its display, designations, and those of supplements,
- * each with its language (a designation without one is in the code system's). */
+/** The displays a concept may be given by ($validate-code): its display, its designations for a display use (or
+ * none), and those of supplements, each with its language (a designation without one is in the code system's). */
 export function displayChoices(
   src: CodeSystemIndex,
   ord: number,
   supplements: SupplementSet,
 ): Array<{ value: string; language?: string; active: boolean }> {
   const s: OutputSettings = { includeDesignations: false, properties: [], supplements };
-  return candidates(src, ord, undefined, s).map((c) => ({
-    value: c.value,
-    language: c.language ?? src.meta.language,
-    active: c.active,
-  }));
+  // A designation for another use (an old spelling, an abbreviation, a fully specified name) is no display.
+  return candidates(src, ord, undefined, s)
+    .filter((c) => isPreferredUse(c.use))
+    .map((c) => ({
+      value: c.value,
+      language: c.language ?? src.meta.language,
+      active: c.active,
+    }));
 }
 
 const DEPTHS: readonly MatchDepth[] = ['full', 'region', 'language'];
