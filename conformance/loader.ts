@@ -18,12 +18,13 @@ export function suiteDir(): string {
 }
 
 /** The operations replayed, and where the runner's R4 client sends each (TxTester: expandValueset, lookupCode,
- * validateVS, validateCS). */
+ * validateVS, validateCS, batchValidateVS; metadata and term-caps are read). */
 export const OPERATIONS: Readonly<Record<string, string>> = {
   expand: 'ValueSet/$expand',
   lookup: 'CodeSystem/$lookup',
   'validate-code': 'ValueSet/$validate-code',
   'cs-validate-code': 'CodeSystem/$validate-code',
+  'batch-validate': 'ValueSet/$batch-validate-code',
   metadata: 'metadata',
   'term-caps': 'metadata?mode=terminology',
 };

@@ -78,6 +78,14 @@ export const FEATURE_TOPICS = [
           '`too-costly`)',
       },
       {
+        env: 'TERMINOLOGY_BATCH_MAX',
+        key: 'terminologyBatchMax',
+        read: int(1_000),
+        doc:
+          'most `validation` parameters one `$batch-validate-code` request may carry (over it: 422 ' +
+          '`too-costly`); the checks run one after another',
+      },
+      {
         env: 'VALUESET_MAX_ENTRIES',
         key: 'valueSetMaxEntries',
         read: int(50_000),

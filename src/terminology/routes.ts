@@ -12,6 +12,7 @@ import { contextFor } from '../rest/request.js';
 import { asyncHandler, requireAuth } from '../rest/middleware.js';
 import { sendFhir } from '../rest/outcome.js';
 import { EXPAND_OPERATION, TERMINOLOGY_OPERATIONS, type OperationDeclaration } from './engine/index.js';
+import { batchValidateRoutes } from './batch-routes.js';
 import {
   acceptLanguageList,
   operationDocument,
@@ -62,9 +63,10 @@ function expandExtras(
 export const terminologyRoutes: FeatureRoutes = (
   r: IRouter,
   base: string,
-  _api: HttpApi,
+  api: HttpApi,
   jsonParser: RequestHandler,
 ): void => {
+  batchValidateRoutes(r, base, jsonParser, api.config.terminologyBatchMax);
   const handle = (op: OperationDeclaration, post: boolean): RequestHandler =>
     asyncHandler(async (req, res) => {
       const vars = variablesFromQuery(req.query as Record<string, unknown>, {}, op);

@@ -19,6 +19,10 @@ export const DEFAULT_TX_RESOURCE_MAX_CONCEPTS = 20_000;
 
 type Canonical = { url?: string; version?: string };
 
+/** Indexes of tx-resource CodeSystems by the request's own object: built once for every use of that object (the
+ * checks of one $batch-validate-code share their parameters), gone with the request. */
+const TX_INDEXES = new WeakMap<CodeSystemResource, CodeSystemIndex>();
+
 /** Newest first: a version compared part by part, numerically where both parts are numbers. */
 function compareVersions(a: string | undefined, b: string | undefined): number {
   return (b ?? '').localeCompare(a ?? '', 'en', { numeric: true });
@@ -71,7 +75,7 @@ export function txResourceResolver(
       valueSets.push(r as ValueSetResource);
     }
   });
-  const indexes = new Map<CodeSystemResource, CodeSystemIndex>();
+  const indexes = TX_INDEXES;
   return {
     async codeSystem(url, version) {
       const cs = pick(codeSystems, url, version);
