@@ -124,6 +124,11 @@ class Comparer {
   private passesOptionalFilter(token: string): boolean {
     if (token.startsWith('!')) return !this.opts.modes?.has(token.slice(1));
     if (token.startsWith('warning:')) return true;
+    // `version:4`: optional when the server's FHIR version (the version variable) starts with 4.
+    if (token.startsWith('version:')) {
+      const v = this.opts.variables?.version;
+      return v !== undefined && v.startsWith(token.slice(8));
+    }
     return this.opts.modes?.has(token) ?? false;
   }
 

@@ -25,6 +25,7 @@ export const OPERATIONS: Readonly<Record<string, string>> = {
   'validate-code': 'ValueSet/$validate-code',
   'cs-validate-code': 'CodeSystem/$validate-code',
   'batch-validate': 'ValueSet/$batch-validate-code',
+  translate: 'ConceptMap/$translate',
   metadata: 'metadata',
   'term-caps': 'metadata?mode=terminology',
 };

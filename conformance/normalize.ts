@@ -217,7 +217,12 @@ function sortValidateParameters(list: Json | undefined): void {
 }
 
 /** The operations whose answers the runner scrubs with scrubParameters (the current runner's way). */
-const VALIDATE_OPERATIONS: ReadonlySet<string> = new Set(['validate-code', 'cs-validate-code', 'batch-validate']);
+const VALIDATE_OPERATIONS: ReadonlySet<string> = new Set([
+  'validate-code',
+  'cs-validate-code',
+  'batch-validate',
+  'translate',
+]);
 
 /** Applies the runner's scrubbing and sorting to a response body (in place) and returns it. */
 export function normalizeResponse(body: Json, operation = 'expand'): Json {

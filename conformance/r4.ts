@@ -126,11 +126,47 @@ export function toR4(resource: Json): Json {
   if (!isObject(resource)) return resource;
   if (resource.resourceType === 'ValueSet') valueSetDown(resource);
   else if (resource.resourceType === 'CodeSystem') codeSystemDown(resource);
+  else if (resource.resourceType === 'ConceptMap') conceptMapDown(resource);
   else if (resource.resourceType === 'Parameters') {
     for (const p of list(resource.parameter)) if (p.resource !== undefined) toR4(p.resource);
   }
   for (const c of list(resource.contained)) toR4(c);
   return resource;
+}
+
+/** R5 `relationship` as R4 `equivalence` (ConceptMap40_50.convertConceptMapEquivalence). */
+const EQUIVALENCE: Readonly<Record<string, string>> = {
+  'related-to': 'relatedto',
+  equivalent: 'equivalent',
+  'source-is-narrower-than-target': 'wider',
+  'source-is-broader-than-target': 'narrower',
+  'not-related-to': 'disjoint',
+};
+
+/** A ConceptMap as ConceptMap40_50 writes it for R4: the scopes as source/target[x], each target's relationship as
+ * equivalence (related-to when it has none), the unmapped relationship dropped. */
+function conceptMapDown(cm: Obj): void {
+  for (const [r5, r4] of [
+    ['sourceScopeUri', 'sourceUri'],
+    ['sourceScopeCanonical', 'sourceCanonical'],
+    ['targetScopeUri', 'targetUri'],
+    ['targetScopeCanonical', 'targetCanonical'],
+  ]) {
+    if (cm[r5] !== undefined) {
+      cm[r4] = cm[r5];
+      delete cm[r5];
+    }
+  }
+  for (const g of list(cm.group)) {
+    for (const e of list(g.element)) {
+      for (const t of list(e.target)) {
+        const rel = typeof t.relationship === 'string' ? t.relationship : undefined;
+        delete t.relationship;
+        t.equivalence = rel === undefined ? 'relatedto' : (EQUIVALENCE[rel] ?? rel);
+      }
+    }
+    if (isObject(g.unmapped)) delete g.unmapped.relationship;
+  }
 }
 
 /** Elements R4 does not have: the R4 parser refuses a response that carries them. */

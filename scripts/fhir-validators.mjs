@@ -11,7 +11,7 @@ import { Ajv } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 
 /** The definitions validators are made for (a CodeSystem's concepts are also checked one by one). */
-const ROOTS = ['CodeSystem', 'CodeSystem_Concept', 'ValueSet', 'Bot'];
+const ROOTS = ['CodeSystem', 'CodeSystem_Concept', 'ValueSet', 'ConceptMap', 'Bot'];
 const OPAQUE = new Set(['ResourceList', 'Resource']);
 const ANY_RESOURCE = {
   type: 'object',

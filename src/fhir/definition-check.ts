@@ -22,6 +22,7 @@ type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null }
 const validators: Record<string, Validate | undefined> = {
   CodeSystem: generated.CodeSystem,
   ValueSet: generated.ValueSet,
+  ConceptMap: generated.ConceptMap,
   Bot: generated.Bot,
 };
 

@@ -25,6 +25,7 @@ export function terminologyFeature({ config, db, logger, dataDir, large }: Featu
     stores: {
       CodeSystem: new TerminologyStore('CodeSystem', service, limits),
       ValueSet: new TerminologyStore('ValueSet', service, limits),
+      ConceptMap: new TerminologyStore('ConceptMap', service, limits),
     },
     // One entry per declared operation, documented from its parameter table ($expand keeps the definition url it
     // always had; the others name their FHIR OperationDefinition).

@@ -1,7 +1,8 @@
 // GraphQL: the terminology operations as queries, each with the arguments of its declared parameter table
 // (engine/parameters.ts) plus `id` (instance level): expandValueSet ($expand, returns the expanded ValueSet),
 // lookupCode ($lookup), subsumes ($subsumes), validateCode (ValueSet/$validate-code) and validateCodeInCodeSystem
-// (CodeSystem/$validate-code), which return their Parameters resource; all as JSON.
+// (CodeSystem/$validate-code) and translate (ConceptMap/$translate), which return their Parameters resource; all
+// as JSON.
 import { builder } from '../graphql/builder.js';
 import { fhirBaseUrl } from '../config.js';
 import { requireCaller, type GraphQLContext } from '../graphql/context.js';
@@ -10,6 +11,7 @@ import {
   CS_VALIDATE_CODE_OPERATION,
   LOOKUP_OPERATION,
   SUBSUMES_OPERATION,
+  TRANSLATE_OPERATION,
   VALIDATE_CODE_OPERATION,
   type CsValidateCodeOptions,
   type CsValidateCodeTargetParameters,
@@ -20,6 +22,7 @@ import {
   type OperationDeclaration,
   type ParameterDefinition,
   type SubsumesParameters,
+  type TranslateParameters,
   type ValidateCodeOptions,
   type ValidateCodeTargetParameters,
 } from './engine/index.js';
@@ -127,6 +130,13 @@ operationField(
       { ...(split.target as CsValidateCodeTargetParameters), id },
       split.options as CsValidateCodeOptions,
     ),
+);
+
+operationField(
+  TRANSLATE_OPERATION,
+  'id of a stored ConceptMap (instance $translate)',
+  (projectId, ctx, split, id) =>
+    ctx.services.terminology.translate(projectId, { ...(split.target as TranslateParameters), id }),
 );
 
 builder.queryField('terminologyCapabilities', (t) =>

@@ -1,4 +1,4 @@
-// Storage of CodeSystem and ValueSet resources: one row per resource (JSON without concepts), Concept rows for
+// Storage of CodeSystem, ValueSet and ConceptMap resources: one row per resource (JSON without concepts), Concept rows for
 // code system content (in generations: src/terminology/generations.ts), TerminologyIdentifier rows for search.
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest, notFound } from '../core/errors.js';
@@ -7,6 +7,7 @@ import { indexLimitMessage, overIndexLimit } from '../fhir/resource-strings.js';
 import {
   checkComposeShape,
   countComposeClauses,
+  countMapEntries,
   TerminologyError,
   type CodeSystemConcept,
   type CodeSystemResource,
@@ -14,7 +15,7 @@ import {
 import { publishGeneration, retireLive } from './generations.js';
 
 export type Sql = Database['sql'];
-export type TerminologyType = 'CodeSystem' | 'ValueSet';
+export type TerminologyType = 'CodeSystem' | 'ValueSet' | 'ConceptMap';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -159,6 +160,36 @@ export function validateValueSet(
   }
 }
 
+/** Checks the parts of a ConceptMap $translate relies on (url a string, group an array of objects), and its
+ * elements and targets against VALUESET_MAX_ENTRIES. */
+export function validateConceptMap(resource: FhirResource, maxEntries: number): void {
+  const cm = resource as Record<string, unknown>;
+  if (cm.url !== undefined && typeof cm.url !== 'string')
+    throw badRequest('ConceptMap.url must be a string', ['ConceptMap.url']);
+  if (cm.group !== undefined && !Array.isArray(cm.group))
+    throw badRequest('ConceptMap.group must be an array', ['ConceptMap.group']);
+  (Array.isArray(cm.group) ? (cm.group as unknown[]) : []).forEach((g, i) => {
+    const group = g as { element?: unknown } | null;
+    if (!group || typeof group !== 'object' || (group.element !== undefined && !Array.isArray(group.element)))
+      throw badRequest(`ConceptMap.group[${i}] must be an object with an element array`, [
+        `ConceptMap.group[${i}]`,
+      ]);
+  });
+  checkConceptMapBounds(resource, maxEntries);
+}
+
+/** 422 when a ConceptMap has more elements and targets than VALUESET_MAX_ENTRIES (each $translate without a url
+ * may walk them all). */
+export function checkConceptMapBounds(resource: FhirResource, maxEntries: number): void {
+  if (countMapEntries(resource as Record<string, unknown>, maxEntries) > maxEntries)
+    throw new ApiError(
+      422,
+      'too-costly',
+      `The ConceptMap has more than ${maxEntries} elements and targets (VALUESET_MAX_ENTRIES)`,
+      { expression: ['ConceptMap.group'] },
+    );
+}
+
 /** 422 when a ValueSet enumerates more than `maxEntries` entries or has more than `maxComposeClauses` compose
  * clauses (each limit checked when given); the work is bounded by the limits, whatever the resource holds. */
 export function checkValueSetBounds(
@@ -257,7 +288,7 @@ async function writeIdentifiers(
 }
 
 function table(type: TerminologyType): string {
-  return type === 'CodeSystem' ? '"CodeSystem"' : '"ValueSet"';
+  return `"${type}"`;
 }
 
 export interface SaveOptions {

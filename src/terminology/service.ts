@@ -2,10 +2,13 @@
 // shared core), with their indexes from the index cache (index-cache.ts), and runs $expand through the engine.
 // Every change is announced with NOTIFY terminology_changed so every instance drops what it cached.
 import { TerminologyCapabilitiesSource } from './capabilities.js';
+import { toApiError } from './api-errors.js';
+import { translate as translateWith } from './translate-service.js';
 import type { Logger } from 'pino';
+import type { TranslateParameters } from './engine/index.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { ApiError, badRequest, notFound, type IssueCode } from '../core/errors.js';
+import { badRequest, notFound } from '../core/errors.js';
 import {
   checkOperationValues,
   checkParameter,
@@ -164,7 +167,8 @@ export class TerminologyService {
     this.capabilities.clear();
     const [type, id] = payload.split('/');
     if (type === 'CodeSystem' && id) this.indexes.delete(id);
-    else if (type !== 'ValueSet') this.clearAll();
+    // A ConceptMap is read from the database by every $translate: nothing of it is cached.
+    else if (type !== 'ValueSet' && type !== 'ConceptMap') this.clearAll();
   }
 
   /** Drops every cache (notifications may have been missed). */
@@ -493,6 +497,14 @@ export class TerminologyService {
     } catch (err) {
       throw toApiError(err);
     }
+  }
+
+  /** ConceptMap/$translate for a project (translate-service.ts). */
+  translate(
+    projectId: string,
+    params: TranslateParameters & { id?: string },
+  ): Promise<Record<string, unknown>> {
+    return translateWith({ db: this.db, maxEntries: this.valueSetMaxEntries }, projectId, params);
   }
 
   /** CodeSystem/$subsumes for a project: how codeA relates to codeB in a code system it sees. */
@@ -956,16 +968,4 @@ export function expandLimitsOf(config: Config): ExpandLimits {
     regex: { maxPatternLength: config.expandRegexMaxLength, budgetMs: config.expandRegexBudgetMs },
     maxComposeClauses: config.expandMaxComposeClauses,
   };
-}
-
-/** Engine errors become API errors with the engine's status and issue code; others pass through. */
-export function toApiError(err: unknown): unknown {
-  if (err instanceof TerminologyError) {
-    // The engine's issue codes are FHIR IssueType codes ('code-invalid' included), valid in an OperationOutcome.
-    return new ApiError(err.status, err.issueCode as IssueCode, err.message, {
-      expression: err.expression,
-      txIssueType: err.txIssueType,
-    });
-  }
-  return err;
 }

@@ -1,4 +1,4 @@
-// FHIR CRUD and search for CodeSystem and ValueSet, scoped to the caller's project; shared core rows
+// FHIR CRUD and search for CodeSystem, ValueSet and ConceptMap, scoped to the caller's project; shared core rows
 // (projectId NULL) are readable and searchable by every project and writable by none. Large CodeSystems are
 // written in steps and read page by page (docs/terminology.md, Large CodeSystems).
 import type { Caller } from '../core/caller.js';
@@ -21,7 +21,9 @@ import {
   ROW_COLUMNS_TEXT,
   rowToResource,
   selectVisible,
+  checkConceptMapBounds,
   checkValueSetBounds,
+  validateConceptMap,
   validateValueSet,
   type ResourceRow,
   type Saved,
@@ -68,11 +70,16 @@ export class TerminologyStore implements ResourceStore {
   checkBounds(resource: FhirResource): void {
     if (this.type === 'ValueSet')
       checkValueSetBounds(resource, this.terminology.valueSetMaxEntries, this.terminology.maxComposeClauses);
+    if (this.type === 'ConceptMap') checkConceptMapBounds(resource, this.terminology.valueSetMaxEntries);
   }
 
   /** Validates the body; for a CodeSystem also flattens its concepts into rows and drops the tree (the response is
    * rebuilt from the rows, as a read would return it), so a big body's tree is not kept during the write. */
   private async prepare(resource: FhirResource): Promise<ConceptInput[] | undefined> {
+    if (this.type === 'ConceptMap') {
+      validateConceptMap(resource, this.terminology.valueSetMaxEntries);
+      return undefined;
+    }
     if (this.type !== 'CodeSystem') {
       validateValueSet(resource, this.terminology.valueSetMaxEntries, this.terminology.maxComposeClauses);
       return undefined;

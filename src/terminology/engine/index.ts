@@ -29,6 +29,8 @@ export {
   SUBSUMES_OPERATION,
   SUBSUMES_PARAMETERS,
   TERMINOLOGY_OPERATIONS,
+  TRANSLATE_OPERATION,
+  TRANSLATE_PARAMETERS,
   VALIDATE_CODE_OPERATION,
   VALIDATE_CODE_PARAMETERS,
   CS_VALIDATE_CODE_OPERATION,
@@ -47,7 +49,14 @@ export {
   type OperationDeclaration,
   type ParameterDefinition,
   type SubsumesParameters,
+  type TranslateParameters,
 } from './parameters.js';
+export {
+  countMapEntries,
+  translateCode,
+  type ConceptMapResource,
+  type TranslateRequest,
+} from './translate.js';
 export { parseLanguageList } from './languages.js';
 
 // Expansion.

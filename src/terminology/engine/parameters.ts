@@ -290,6 +290,160 @@ export const SUBSUMES_PARAMETERS = [
   },
 ] as const satisfies readonly ParameterDefinition[];
 
+/** ConceptMap/$translate: R4's parameters and the R5 names the HL7 test suite sends (sourceCode, targetCode, ...).
+ * All say what to translate and with which maps (targets: the service folds them into one request). */
+export const TRANSLATE_PARAMETERS = [
+  {
+    name: 'url',
+    key: 'url',
+    type: 'string',
+    target: true,
+    description: 'canonical url of the concept map (url|version allowed); none: every map for the systems',
+  },
+  {
+    name: 'conceptMapVersion',
+    key: 'conceptMapVersion',
+    type: 'string',
+    target: true,
+    description: 'version of the concept map',
+  },
+  {
+    name: 'conceptMap',
+    key: 'conceptMap',
+    type: 'resource',
+    target: true,
+    description: 'the concept map, inline (POST)',
+  },
+  {
+    name: 'code',
+    key: 'code',
+    type: 'string',
+    target: true,
+    description: 'the code to translate (R4; with reverse: a target code)',
+  },
+  { name: 'system', key: 'system', type: 'string', target: true, description: 'the system of code' },
+  {
+    name: 'version',
+    key: 'version',
+    type: 'string',
+    target: true,
+    description: 'the version of system (informative)',
+  },
+  {
+    name: 'coding',
+    key: 'coding',
+    type: 'coding',
+    target: true,
+    description: 'the code to translate, as a Coding (POST)',
+  },
+  {
+    name: 'codeableConcept',
+    key: 'codeableConcept',
+    type: 'codeableConcept',
+    target: true,
+    description: 'the code to translate: the first coding of the CodeableConcept (POST)',
+  },
+  {
+    name: 'source',
+    key: 'source',
+    type: 'string',
+    target: true,
+    description: 'the value set of the source codes (informative)',
+  },
+  {
+    name: 'target',
+    key: 'target',
+    type: 'string',
+    target: true,
+    description: 'the value set of the target codes (informative)',
+  },
+  {
+    name: 'targetsystem',
+    key: 'targetsystem',
+    type: 'string',
+    target: true,
+    description: 'R4: the system to translate into',
+  },
+  {
+    name: 'reverse',
+    key: 'reverse',
+    type: 'boolean',
+    target: true,
+    description: 'R4: code/system are a target; find its sources',
+  },
+  {
+    name: 'sourceCode',
+    key: 'sourceCode',
+    type: 'string',
+    target: true,
+    description: 'R5: the code to translate',
+  },
+  {
+    name: 'sourceSystem',
+    key: 'sourceSystem',
+    type: 'string',
+    target: true,
+    description: 'R5: the system of sourceCode; reverse: the system to translate into',
+  },
+  {
+    name: 'sourceVersion',
+    key: 'sourceVersion',
+    type: 'string',
+    target: true,
+    description: 'R5: the version of sourceSystem (informative)',
+  },
+  {
+    name: 'sourceCoding',
+    key: 'sourceCoding',
+    type: 'coding',
+    target: true,
+    description: 'R5: the code to translate, as a Coding (POST)',
+  },
+  {
+    name: 'targetCode',
+    key: 'targetCode',
+    type: 'string',
+    target: true,
+    description: 'R5: a target code to translate back (reverse)',
+  },
+  {
+    name: 'targetCoding',
+    key: 'targetCoding',
+    type: 'coding',
+    target: true,
+    description: 'R5: a target code to translate back, as a Coding (POST)',
+  },
+  {
+    name: 'targetSystem',
+    key: 'targetSystem',
+    type: 'string',
+    target: true,
+    description: 'R5: the system to translate into; reverse: the system of targetCode',
+  },
+  {
+    name: 'sourceScope',
+    key: 'sourceScope',
+    type: 'string',
+    target: true,
+    description: 'R5: the source value set (informative)',
+  },
+  {
+    name: 'targetScope',
+    key: 'targetScope',
+    type: 'string',
+    target: true,
+    description: 'R5: the target value set (informative)',
+  },
+  {
+    name: 'tx-resource',
+    key: 'txResource',
+    type: 'resource',
+    repeats: true,
+    target: true,
+    description: 'ConceptMaps for this request only, used first (POST)',
+  },
+] as const satisfies readonly ParameterDefinition[];
+
 /** The parameters that name the code a $validate-code checks (one way of the three: code+system, coding,
  * codeableConcept), and how it is displayed. */
 const CHECKED_CODE = [
@@ -489,6 +643,9 @@ export type LookupOptions = ValuesOf<typeof LOOKUP_PARAMETERS, false>;
 /** What a $subsumes compares (every parameter names the target). */
 export type SubsumesParameters = ValuesOf<typeof SUBSUMES_PARAMETERS, true>;
 
+/** What a $translate translates, and with which maps. */
+export type TranslateParameters = ValuesOf<typeof TRANSLATE_PARAMETERS, true>;
+
 /** What a ValueSet/$validate-code checks, and against which value set. */
 export type ValidateCodeTargetParameters = ValuesOf<typeof VALIDATE_CODE_PARAMETERS, true>;
 
@@ -506,7 +663,7 @@ export interface OperationDeclaration {
   /** The FHIR operation code (`expand` for `$expand`). */
   readonly code: string;
   /** The resource type it is served on (type level, and instance level by id). */
-  readonly resourceType: 'ValueSet' | 'CodeSystem';
+  readonly resourceType: 'ValueSet' | 'CodeSystem' | 'ConceptMap';
   /** The GraphQL query field that runs it (REST runs the same field). */
   readonly graphqlField: string;
   /** One line for the GraphQL field and the CapabilityStatement. */
@@ -588,6 +745,18 @@ export const CS_VALIDATE_CODE_OPERATION = declareOperation(
   CS_VALIDATE_CODE_PARAMETERS,
 );
 
+/** ConceptMap/$translate. */
+export const TRANSLATE_OPERATION = declareOperation(
+  'translate',
+  'ConceptMap',
+  'translate',
+  'FHIR ConceptMap/$translate: the matches of a code (code+system, coding, R5 sourceCode/targetCode) in the ' +
+    "concept map given by url or inline, or in every map between the systems the caller sees (own project's, " +
+    'shared, tx-resource); reverse finds the sources of a target code. Returns a Parameters resource as JSON ' +
+    '(result, message, match with equivalence, relationship, concept, originMap, and source when reversed).',
+  TRANSLATE_PARAMETERS,
+);
+
 /** Every declared terminology operation. */
 export const TERMINOLOGY_OPERATIONS: readonly OperationDeclaration[] = [
   EXPAND_OPERATION,
@@ -595,6 +764,7 @@ export const TERMINOLOGY_OPERATIONS: readonly OperationDeclaration[] = [
   SUBSUMES_OPERATION,
   VALIDATE_CODE_OPERATION,
   CS_VALIDATE_CODE_OPERATION,
+  TRANSLATE_OPERATION,
 ];
 
 /** The definition of an $expand parameter by FHIR name. */
