@@ -2,8 +2,8 @@
 // converted to R4 before it is sent, and each response is parsed as R4 and converted back to R5 before it is
 // compared (TxTester with TerminologyClientR4 and the VersionConvertor_40_50 / 40_N convertors in
 // hapifhir/org.hl7.fhir.core). This file does what those convertors do to the elements the suite's resources
-// use, and rejects, as the R4 parser would, a response that carries R5-only elements instead of their R4
-// cross-version extensions.
+// use, and drops, as the R4 parser does (it ignores unknown content), the R5-only elements a response carries
+// instead of their R4 cross-version extensions.
 import type { Json } from './compare.js';
 
 type Obj = { [k: string]: Json | undefined };
@@ -25,7 +25,8 @@ export const EXT = {
     'http://hl7.org/fhir/5.0/StructureDefinition/extension-CodeSystem.concept.designation.additionalUse',
 } as const;
 
-/** Set on a down-converted ValueSet whose filter operator had to move to an extension. */
+/** The marker an unmerged branch of the convertors sets on a ValueSet whose filter operator had to move to an
+ * extension; the current runner does not send it. A response that carries it has it removed. */
 export const OMITTED_CODE_RULES = 'https://hl7.org/fhir/implicit-rules/omitted-mandatory-interversion-code';
 
 /** Filter operators R4 has no code for (moved to EXT.filterOp). */
@@ -66,13 +67,11 @@ function valueSetDown(vs: Obj): void {
   versionAlgorithmDown(vs);
   const compose = vs.compose;
   if (isObject(compose)) {
-    let omitted = false;
     for (const set of [...list(compose.include), ...list(compose.exclude)]) {
       for (const f of list(set.filter)) {
         if (typeof f.op === 'string' && R5_FILTER_OPS.has(f.op)) {
           f._op = { extension: [{ url: EXT.filterOp, valueCode: f.op }] };
           delete f.op;
-          omitted = true;
         }
       }
       designationsDown(list(set.concept), EXT.vsDesignationUse);
@@ -81,7 +80,6 @@ function valueSetDown(vs: Obj): void {
       for (const p of compose.property) addExtension(compose, EXT.composeProperty, { valueString: p });
       delete compose.property;
     }
-    if (omitted) vs.implicitRules = OMITTED_CODE_RULES;
   }
   const exp = vs.expansion;
   if (isObject(exp)) {
@@ -169,21 +167,21 @@ function conceptMapDown(cm: Obj): void {
   }
 }
 
-/** Elements R4 does not have: the R4 parser refuses a response that carries them. */
-function r5Only(vs: Obj): string | undefined {
-  if (vs.versionAlgorithmString !== undefined || vs.versionAlgorithmCoding !== undefined)
-    return 'ValueSet.versionAlgorithm[x]';
-  if (isObject(vs.compose) && vs.compose.property !== undefined) return 'ValueSet.compose.property';
+/** Drops the elements R4 does not have, as the R4 parser does with unknown content (a server that sends
+ * `contains.property` instead of its extension loses those properties, under the real runner too). */
+function dropR5Only(vs: Obj): void {
+  delete vs.versionAlgorithmString;
+  delete vs.versionAlgorithmCoding;
+  if (isObject(vs.compose)) delete vs.compose.property;
   const exp = vs.expansion;
-  if (!isObject(exp)) return undefined;
-  if (exp.property !== undefined) return 'ValueSet.expansion.property';
+  if (!isObject(exp)) return;
+  delete exp.property;
   const stack = [...list(exp.contains)];
   while (stack.length > 0) {
     const c = stack.pop()!;
-    if (c.property !== undefined) return 'ValueSet.expansion.contains.property';
+    delete c.property;
     stack.push(...list(c.contains));
   }
-  return undefined;
 }
 
 function takeExtensions(o: Obj, url: string): Obj[] {
@@ -204,15 +202,12 @@ const subString = (e: Obj, name: string): Json | undefined => {
 };
 
 /**
- * A response as the runner's R4 client hands it on: parsed as R4 (an R5-only element is an error, as in the R4
- * parser) and converted to R5 (cross-version extensions back to their elements). Returns the error message, if
- * any; the resource is converted in place.
+ * A response as the runner's R4 client hands it on: parsed as R4 (R5-only elements dropped, as the R4 parser
+ * drops unknown content) and converted to R5 (cross-version extensions back to their elements), in place.
  */
-export function fromR4(resource: Json): string | undefined {
-  if (!isObject(resource) || resource.resourceType !== 'ValueSet') return undefined;
-  const bad = r5Only(resource);
-  if (bad)
-    return `The response is not valid R4: ${bad} is an R5 element (R4 servers send it as an extension)`;
+export function fromR4(resource: Json): void {
+  if (!isObject(resource) || resource.resourceType !== 'ValueSet') return;
+  dropR5Only(resource);
   if (resource.implicitRules === OMITTED_CODE_RULES) delete resource.implicitRules;
   for (const e of takeExtensions(resource, EXT.versionAlgorithm)) {
     const v = valueOf(e);
@@ -258,5 +253,4 @@ export function fromR4(resource: Json): string | undefined {
     };
     walk(list(exp.contains));
   }
-  return undefined;
 }
