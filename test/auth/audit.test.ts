@@ -3,6 +3,7 @@
 // filters; a member gets 403); tenants apart; an action refused or rolled back leaves none; an unknown address leaves
 // no row. Passwords, second factors, secrets and retention: audit-accounts.test.ts.
 import crypto from 'node:crypto';
+import pino from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   AUDIT_EVENTS as EVENTS,
@@ -15,7 +16,10 @@ import {
 import { call, signIn, useTestServer } from '../helpers/server.js';
 import { addUser, createProject, type Account, type ProjectAdmin } from '../helpers/projects.js';
 
-const s = useTestServer({ signIn: true, config: { trustProxy: true } });
+/** The server's log lines (what has no project is logged instead of recorded). */
+const logLines: string[] = [];
+const logger = pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) });
+const s = useTestServer({ signIn: true, config: { trustProxy: true }, logger });
 const { gql, page, latest, login, countRows } = auditRequests(s);
 
 let admin: ProjectAdmin;
@@ -70,6 +74,18 @@ describe('sign-ins', () => {
     for (let i = 0; i < 3; i++)
       expect((await login(`nobody-${i}@example.com`, 'whatever-pw')).status).toBe(400);
     expect(await countRows()).toBe(before);
+    // The log says it happened, from where, with a hash prefix of the address: never the address itself.
+    const lines = logLines
+      .filter((l) => l.includes('audit event without a project'))
+      .map((l) => JSON.parse(l));
+    expect(lines.filter((l) => l.audit === 'signin.failed')).toHaveLength(3);
+    const hash = crypto.createHash('sha256').update('nobody-0@example.com').digest('hex').slice(0, 12);
+    expect(lines[0]).toMatchObject({
+      emailHash: hash,
+      remoteAddress: FROM,
+      detail: { reason: 'unknown account' },
+    });
+    expect(logLines.join('\n')).not.toContain('nobody-0@example.com');
   });
 
   it('records a failed client authentication in the client’s project', async () => {
@@ -85,6 +101,25 @@ describe('sign-ins', () => {
     const e = await latest(admin.token, 'signin.failed', false);
     expect(e).toMatchObject({ actorClientId: admin.clientId, actorUserId: null, remoteAddress: FROM });
     expect(e.detail).toEqual({ reason: 'wrong client secret' });
+  });
+
+  it('records a replayed refresh token: the system ends the session, from the replaying address', async () => {
+    const t = await signIn(s.base, member.email, member.password, { scope: 'openid offline_access' });
+    const refresh = () =>
+      call(s.base, 'POST', 'oauth2/token', {
+        raw: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: t.refresh_token! }).toString(),
+        headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+      });
+    expect((await refresh()).status).toBe(200);
+    expect((await refresh()).status).toBe(400);
+    const e = await latest(admin.token, 'session.revoke', false);
+    expect(e).toMatchObject({
+      actorUserId: null,
+      actorLoginId: null,
+      targetId: t.loginId,
+      remoteAddress: FROM,
+      detail: { reason: 'refresh token replay', userId: member.userId },
+    });
   });
 
   it('records a client_credentials sign-in', async () => {
