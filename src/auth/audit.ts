@@ -90,12 +90,23 @@ export function actorOf(caller: Caller): AuditActor {
   };
 }
 
+/** A string jsonb accepts: a lone surrogate (JSON.stringify writes it as `\ud800`) and NUL (`\u0000`) are
+ * refused by PostgreSQL, so a name a client sent with one would fail its action; they become U+FFFD, as a text
+ * column stores a lone surrogate. */
+function storable(v: string): string {
+  return v.slice(0, MAX_DETAIL_STRING).replace(UNSTORABLE, '\ufffd');
+}
+
+/** NUL, and a surrogate without its pair (matched by code unit: no `u` flag). */
+// eslint-disable-next-line no-control-regex -- NUL is one of them
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
 /** The detail, bounded: at most 10 keys, strings cut at 200 characters. */
 function boundedDetail(detail: AuditDetail | undefined): string | null {
   if (!detail) return null;
   const out: AuditDetail = {};
   for (const [k, v] of Object.entries(detail).slice(0, MAX_DETAIL_KEYS))
-    out[k.slice(0, 50)] = typeof v === 'string' ? v.slice(0, MAX_DETAIL_STRING) : v;
+    out[storable(k.slice(0, 50))] = typeof v === 'string' ? storable(v) : v;
   return JSON.stringify(out);
 }
 
