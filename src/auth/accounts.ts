@@ -1,5 +1,7 @@
 // Accounts a project admin adds: createUser (a new account, or an invitation when the address has one, answered
-// alike) and inviteUser, sharing a call budget per admin and per project.
+// alike) and inviteUser, sharing a call budget per admin and per project. Both audited in their transaction; the
+// two branches of createUser alike (`member.create`, the answer's id), so the log tells the admin no more than the
+// answer did.
 import crypto from 'node:crypto';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
@@ -7,6 +9,7 @@ import type { Invitation, User } from '../generated/prisma/client.js';
 import type { Caller } from '../core/caller.js';
 import { badRequest, forbidden } from '../core/errors.js';
 import { normalizeEmail } from './email.js';
+import { actorOf, recordAudit, sqlOf } from './audit.js';
 import { inviteUser, recordInvitation } from './invitations.js';
 import type { PasswordHasher } from './passwords.js';
 import { CallBudget } from './throttle.js';
@@ -37,23 +40,31 @@ export class Accounts {
     const passwordHash = await this.passwords.hash(checked);
     const create = () =>
       this.db.prisma.$transaction(async (tx) => {
+        let user: User;
         if (await tx.user.findUnique({ where: { email: normalized }, select: { id: true } })) {
           await recordInvitation(tx, caller, normalized, admin);
-          return undefined;
+          user = unknownAccountAnswer(normalized);
+        } else {
+          user = await tx.user.create({ data: { email: normalized, passwordHash } });
+          await tx.projectMembership.create({
+            data: { projectId: caller.projectId, userId: user.id, admin },
+          });
         }
-        const user = await tx.user.create({ data: { email: normalized, passwordHash } });
-        await tx.projectMembership.create({ data: { projectId: caller.projectId, userId: user.id, admin } });
+        await recordAudit(sqlOf(tx), caller.projectId, {
+          action: 'member.create',
+          actor: actorOf(caller),
+          target: { type: 'user', id: user.id },
+          detail: { email: normalized, role: admin ? 'admin' : 'member' },
+        });
         return user;
       });
-    let user: User | undefined;
     try {
-      user = await create();
+      return await create();
     } catch (err) {
       // Two concurrent creations of one address: the loser's address now has an account, so it invites.
       if ((err as { code?: unknown }).code !== 'P2002') throw err;
-      user = await create();
+      return create();
     }
-    return user ?? unknownAccountAnswer(normalized);
   }
 
   /** inviteUser with the admin's and the project's call budget (shared with createUser). */

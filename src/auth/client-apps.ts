@@ -3,11 +3,13 @@
 // rotate its secret (the previous one still accepted for CLIENT_SECRET_ROTATION_GRACE), delete it (every session
 // made by or through it ends at once, on every instance, as a removed member's do). Another project's ids answer
 // 404, as everywhere; a member (not admin) gets 403. Each client acts in the project through its own membership
-// (a member unless created as an admin; setMemberRole changes it).
+// (a member unless created as an admin; setMemberRole changes it). Each change is audited in its transaction
+// (never a secret nor its hash).
 import type { Database } from '../db/database.js';
 import type { Caller } from '../core/caller.js';
 import { ApiError, badRequest, forbidden, notFound } from '../core/errors.js';
 import type { Prisma } from '../generated/prisma/client.js';
+import { actorOf, recordAudit, sqlOf } from './audit.js';
 import { randomSecret, sha256 } from './passwords.js';
 import { checkRedirectUris } from './redirect-uris.js';
 import type { SessionAdmin } from './session-admin.js';
@@ -156,12 +158,24 @@ export class ClientApplications {
           'conflict',
           `A project has at most ${MAX_CLIENTS_PER_PROJECT} client applications: delete one first`,
         );
-      return insertClient(tx, caller.projectId, {
+      const made = await insertClient(tx, caller.projectId, {
         name,
         redirectUris,
         public: input.public === true,
         admin: input.admin === true,
       });
+      await recordAudit(sqlOf(tx), caller.projectId, {
+        action: 'client.create',
+        actor: actorOf(caller),
+        target: { type: 'client', id: made.id },
+        detail: {
+          name,
+          type: input.public === true ? 'public' : 'confidential',
+          role: input.admin === true ? 'admin' : 'member',
+          redirectUris: redirectUris.length,
+        },
+      });
+      return made;
     });
     return { client: await this.one(caller, created.id), secret: created.secret };
   }
@@ -179,11 +193,22 @@ export class ClientApplications {
     if (changes.redirectUris !== undefined && changes.redirectUris !== null)
       data.redirectUris = checkRedirectUris(changes.redirectUris);
     if (Object.keys(data).length === 0) return this.one(caller, cid);
-    const done = await this.db.prisma.clientApplication.updateMany({
-      where: { id: cid, projectId: caller.projectId },
-      data,
+    await this.db.prisma.$transaction(async (tx) => {
+      const done = await tx.clientApplication.updateMany({
+        where: { id: cid, projectId: caller.projectId },
+        data,
+      });
+      if (done.count === 0) throw notFound('Client application not found');
+      await recordAudit(sqlOf(tx), caller.projectId, {
+        action: 'client.update',
+        actor: actorOf(caller),
+        target: { type: 'client', id: cid },
+        detail: {
+          name: data.name === undefined ? null : String(data.name),
+          redirectUris: Array.isArray(data.redirectUris) ? data.redirectUris.length : null,
+        },
+      });
     });
-    if (done.count === 0) throw notFound('Client application not found');
     return this.one(caller, cid);
   }
 
@@ -212,6 +237,12 @@ export class ClientApplications {
           previousSecretExpiresAt: graceMs > 0 ? new Date(Date.now() + graceMs) : null,
         },
       });
+      await recordAudit(sqlOf(tx), caller.projectId, {
+        action: 'client.rotate',
+        actor: actorOf(caller),
+        target: { type: 'client', id: cid },
+        detail: { graceSeconds: this.rotationGraceSec },
+      });
     });
     return { client: await this.one(caller, cid), secret };
   }
@@ -222,14 +253,20 @@ export class ClientApplications {
     const cid = clientId(id);
     const ended = await this.db.transaction(async (sql) => {
       // Locked first: a token request for this client waits, then finds it gone (its session's foreign key fails).
-      const found = await sql(
-        `SELECT id FROM "ClientApplication" WHERE id = $1::uuid AND "projectId" = $2::uuid FOR UPDATE`,
+      const found = await sql<{ name: string }>(
+        `SELECT name FROM "ClientApplication" WHERE id = $1::uuid AND "projectId" = $2::uuid FOR UPDATE`,
         [cid, caller.projectId],
       );
       if (found.length === 0) throw notFound('Client application not found');
       const ids = await this.sessions.revokeClient(sql, cid, caller.loginId, 'client application deleted');
       // Its membership and sessions go with it (foreign keys cascade).
       await sql(`DELETE FROM "ClientApplication" WHERE id = $1::uuid`, [cid]);
+      await recordAudit(sql, caller.projectId, {
+        action: 'client.delete',
+        actor: actorOf(caller),
+        target: { type: 'client', id: cid },
+        detail: { name: found[0].name, sessionsEnded: ids.length },
+      });
       return ids;
     });
     await this.sessions.announceRevoked(ended);

@@ -2,10 +2,13 @@
 // secret and, for CLIENT_SECRET_ROTATION_GRACE after a rotation, the previous one; failures throttled per client and
 // address. A public client (RFC 6749 2.1) has no secret: it names itself with client_id alone where a client is
 // named (authorization_code, refresh_token) and cannot authenticate (client_credentials, introspection). Used by the
-// token grants and by introspection.
+// token grants and by introspection. A failed authentication of an existing client is audited in its project
+// (`signin.failed`); one of an id that names no client is logged only.
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { OAuthError } from '../core/oauth-error.js';
+import { recordAudit } from './audit.js';
+import type { AuditLog } from './audit-log.js';
 import { safeEqual, sha256 } from './passwords.js';
 import { CheckThrottle } from './throttle.js';
 import { isUuid } from './uuid.js';
@@ -58,6 +61,7 @@ export class ClientAuthenticator {
   constructor(
     private readonly db: Database,
     config: Config,
+    private readonly audit: AuditLog,
   ) {
     this.throttle = new CheckThrottle('client authentication', config.clientAuthThrottle);
   }
@@ -92,6 +96,14 @@ export class ClientAuthenticator {
     if (app?.public) throw publicClientRefused();
     if (!app || !secretMatches(app, clientSecret)) {
       this.throttle.fail(subject, address);
+      const failed = {
+        action: 'signin.failed',
+        outcome: 'failure',
+        actor: { clientId: app?.id, remoteAddress: address },
+        detail: { reason: 'wrong client secret' },
+      } as const;
+      if (app) await recordAudit(this.db.sql, app.projectId, failed);
+      else this.audit.unrecorded({ ...failed, detail: { reason: 'unknown client' } }, { clientId: subject });
       throw new OAuthError('invalid_client', 'Invalid client credentials');
     }
     this.throttle.succeed(subject, address);

@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { OAuthError } from '../core/oauth-error.js';
 import { publicClientRefused, type ClientAuthenticator, type ClientCredentials } from './client-auth.js';
+import { recordAudit, sqlOf } from './audit.js';
 import { issueTokens, type TokenResponse } from './issue-tokens.js';
 import { sha256 } from './passwords.js';
 import { checkVerifier } from './pkce.js';
@@ -43,7 +44,10 @@ export class TokenGrants {
     if (claimed.length === 0) {
       const reused = await this.db.prisma.login.findUnique({ where: { codeHash: sha256(code) } });
       if (reused) {
-        await this.sessions.revoke(reused.id, 'system', 'authorization code reused');
+        await this.sessions.revoke(reused.id, 'system', 'authorization code reused', {
+          clientId,
+          remoteAddress: client.remoteAddress,
+        });
         throw new OAuthError('invalid_grant', 'Authorization code was already used; the session is revoked');
       }
       throw new OAuthError('invalid_grant', 'Invalid authorization code');
@@ -97,19 +101,33 @@ export class TokenGrants {
     });
     if (!membership) throw new OAuthError('invalid_client', 'Client application has no project membership');
     const sc = normalizeScope(scope);
-    const login = await this.db.prisma.login
-      .create({
-        data: {
-          clientId: app.id,
-          projectId: app.projectId,
-          membershipId: membership.id,
-          authMethod: 'client_credentials',
-          scope: sc,
-          userAgent: client.userAgent?.slice(0, 512),
-          remoteAddress: client.remoteAddress,
-          granted: true,
-          expiresAt: new Date(Date.now() + sessionLifetimeMs(this.config, sc)),
-        },
+    const login = await this.db.prisma
+      .$transaction(async (tx) => {
+        const row = await tx.login.create({
+          data: {
+            clientId: app.id,
+            projectId: app.projectId,
+            membershipId: membership.id,
+            authMethod: 'client_credentials',
+            scope: sc,
+            userAgent: client.userAgent?.slice(0, 512),
+            remoteAddress: client.remoteAddress,
+            granted: true,
+            expiresAt: new Date(Date.now() + sessionLifetimeMs(this.config, sc)),
+          },
+        });
+        await recordAudit(sqlOf(tx), app.projectId, {
+          action: 'signin',
+          actor: {
+            clientId: app.id,
+            loginId: row.id,
+            remoteAddress: client.remoteAddress,
+            userAgent: client.userAgent,
+          },
+          target: { type: 'session', id: row.id },
+          detail: { method: 'client_credentials' },
+        });
+        return row;
       })
       .catch(async (err: unknown) => {
         // Deleted by its project's admin since it authenticated: the foreign key refused the session.
@@ -158,7 +176,10 @@ export class TokenGrants {
     if (rotated.length === 0) {
       // The token is ours (signature checked) and its session was active, but its secret is no longer the current
       // one: it was rotated away, so two parties hold it. RFC 9700 4.14.2: end the whole session, on every instance.
-      await this.sessions.revoke(claims.login_id, 'system', 'refresh token replay');
+      await this.sessions.revoke(claims.login_id, 'system', 'refresh token replay', {
+        clientId,
+        remoteAddress: client.remoteAddress,
+      });
       throw new OAuthError(
         'invalid_grant',
         'Refresh token was already used (replay detected); the session is revoked',

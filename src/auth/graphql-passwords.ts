@@ -1,6 +1,12 @@
 // GraphQL: changePassword (password-change.ts), requestPasswordReset and setPassword (password-reset.ts).
 import { builder } from '../graphql/builder.js';
-import { requireCaller } from '../graphql/context.js';
+import { requireCaller, type GraphQLContext } from '../graphql/context.js';
+
+/** Where an anonymous request came from (audited with a reset's request and use). */
+const from = (ctx: GraphQLContext) => ({
+  remoteAddress: ctx.request.remoteAddress,
+  userAgent: ctx.request.userAgent,
+});
 
 builder.mutationField('changePassword', (t) =>
   t.int({
@@ -24,7 +30,7 @@ builder.mutationField('requestPasswordReset', (t) =>
       'way. Without SMTP configured: 501 (a server administrator issues links with npm run user:reset-link).',
     args: { email: t.arg.string({ required: true }) },
     resolve: async (_r, a, ctx) => {
-      await ctx.services.auth.passwordResets.request(a.email, ctx.request.remoteAddress);
+      await ctx.services.auth.passwordResets.request(a.email, from(ctx));
       return true;
     },
   }),
@@ -41,7 +47,7 @@ builder.mutationField('setPassword', (t) =>
       password: t.arg.string({ required: true }),
     },
     resolve: async (_r, a, ctx) => {
-      await ctx.services.auth.passwordResets.redeem(a.id, a.secret, a.password, ctx.request.remoteAddress);
+      await ctx.services.auth.passwordResets.redeem(a.id, a.secret, a.password, from(ctx));
       return true;
     },
   }),

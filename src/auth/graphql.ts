@@ -7,6 +7,7 @@ import { parseBasic } from '../core/basic-auth.js';
 import { describeUserAgent } from './user-agent.js';
 import { membershipRows as loadMembershipRows, type MembershipRows } from './membership-rows.js';
 import type { SessionRow } from './session-admin.js';
+import { actorOf } from './audit.js';
 import { createProject } from './projects.js';
 import { acceptInvitation, declineInvitation, pendingInvitations } from './invitations.js';
 import type { LoginResult } from './mfa-sign-in.js';
@@ -147,7 +148,7 @@ builder.mutationField('logout', (t) =>
     description: 'Ends the session of the access token used for this request.',
     resolve: async (_r, _a, ctx) => {
       const caller = requireCaller(ctx);
-      await ctx.services.auth.sessions.revoke(caller.loginId, caller.loginId, 'logout');
+      await ctx.services.auth.sessions.revoke(caller.loginId, caller.loginId, 'logout', actorOf(caller));
       return true;
     },
   }),
@@ -161,7 +162,7 @@ builder.mutationField('revokeSession', (t) =>
     resolve: async (_r, args, ctx) => {
       const caller = requireCaller(ctx);
       const id = await ctx.services.auth.sessions.findRevocable(caller, args.loginId);
-      await ctx.services.auth.sessions.revoke(id, caller.loginId, 'revokeSession');
+      await ctx.services.auth.sessions.revoke(id, caller.loginId, 'revokeSession', actorOf(caller));
       return true;
     },
   }),

@@ -1,11 +1,13 @@
 // Invitations: how an existing account joins another project. A project admin invites an email address; the answer
 // is the same whether or not an account with that address exists (no enumeration), and nothing changes for the
 // account until its holder, signed in, sees the invitation in `me` and accepts it. An invitation is acceptable for
-// INVITATION_TTL (7 days) after it was made or last renewed; then it is as if it never existed.
+// INVITATION_TTL (7 days) after it was made or last renewed; then it is as if it never existed. An invitation, its
+// acceptance and its refusal are audited in the inviting project, in their transaction.
 import type { Database } from '../db/database.js';
 import type { Invitation, Prisma, ProjectMembership } from '../generated/prisma/client.js';
 import { badRequest, forbidden, notFound } from '../core/errors.js';
 import type { Caller } from '../core/caller.js';
+import { actorOf, recordAudit, sqlOf, type AuditActor } from './audit.js';
 import { normalizeEmail } from './email.js';
 import { isUuid } from './uuid.js';
 
@@ -21,7 +23,16 @@ export async function inviteUser(
   const normalized = normalizeEmail(email);
   if (!normalized) throw badRequest('email is not a valid address', ['email']);
   // Deliberately no lookup of the account: the answer must not depend on whether it exists.
-  return recordInvitation(db.prisma, caller, normalized, admin);
+  return db.prisma.$transaction(async (tx) => {
+    const inv = await recordInvitation(tx, caller, normalized, admin);
+    await recordAudit(sqlOf(tx), caller.projectId, {
+      action: 'member.invite',
+      actor: actorOf(caller),
+      target: { type: 'invitation', id: inv.id },
+      detail: { email: normalized, role: admin ? 'admin' : 'member' },
+    });
+    return inv;
+  });
 }
 
 /** Writes (or renews) the invitation of a normalized address to the caller's project. */
@@ -36,6 +47,12 @@ export function recordInvitation(
     create: { projectId: caller.projectId, email: normalizedEmail, admin, invitedBy: caller.userId },
     update: { admin, invitedBy: caller.userId, acceptedAt: null, declinedAt: null, createdAt: new Date() },
   });
+}
+
+/** The invited holder as the inviting project's log names them: their account, not their session or client (those
+ * belong to another project). */
+function invitee(caller: Caller): AuditActor {
+  return { ...actorOf(caller), loginId: null, clientId: null };
 }
 
 /** Invitations made before this instant have expired. */
@@ -88,6 +105,13 @@ export async function acceptInvitation(
       data: { acceptedAt: new Date() },
     });
     if (done.count === 0) throw notFound('Invitation not found');
+    // In the project the invitation is to; the caller's session (and its client) are another project's.
+    await recordAudit(sqlOf(tx), inv.projectId, {
+      action: 'invitation.accept',
+      actor: invitee(caller),
+      target: { type: 'invitation', id: inv.id },
+      detail: { email: inv.email, role: inv.admin ? 'admin' : 'member' },
+    });
     const existing = await tx.projectMembership.findFirst({ where: { projectId: inv.projectId, userId } });
     // Already a member: accepting changes nothing (an invitation never demotes, and promotes only as offered).
     if (existing) {
@@ -106,6 +130,14 @@ export async function declineInvitation(
   ttlSec: number,
 ): Promise<boolean> {
   const inv = await ownPending(db, caller, id, ttlSec);
-  await db.prisma.invitation.update({ where: { id: inv.id }, data: { declinedAt: new Date() } });
+  await db.prisma.$transaction(async (tx) => {
+    await tx.invitation.update({ where: { id: inv.id }, data: { declinedAt: new Date() } });
+    await recordAudit(sqlOf(tx), inv.projectId, {
+      action: 'invitation.decline',
+      actor: invitee(caller),
+      target: { type: 'invitation', id: inv.id },
+      detail: { email: inv.email },
+    });
+  });
   return true;
 }

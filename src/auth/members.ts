@@ -4,10 +4,12 @@
 // project can be neither demoted nor removed (409), checked under a lock on the project's admin rows so two admins
 // demoting each other at once cannot both succeed. A changed role or a removal ends the member's sessions in the
 // project at once, on every instance: a session's principal (its role) is cached, and must not outlive the change.
+// Each change is audited in its transaction.
 import type { Database } from '../db/database.js';
 import type { Caller } from '../core/caller.js';
 import { ApiError, badRequest, forbidden, notFound } from '../core/errors.js';
 import type { Invitation } from '../generated/prisma/client.js';
+import { actorOf, recordAudit } from './audit.js';
 import type { SessionAdmin } from './session-admin.js';
 import { isUuid } from './uuid.js';
 
@@ -29,6 +31,8 @@ export const MEMBERS_PAGE_MAX = 200;
 const MEMBER_SELECT = `SELECT m.id, m."userId", m."clientId", u.email, m.admin, m."createdAt",
     (SELECT max(l."createdAt") FROM "Login" l WHERE l."membershipId" = m.id AND l.granted) AS "lastSignIn"
   FROM "ProjectMembership" m LEFT JOIN "User" u ON u.id = m."userId"`;
+
+type LockedMember = { id: string; admin: boolean; userId: string | null; clientId: string | null };
 
 function requireAdmin(caller: Caller, what: string): void {
   if (!caller.admin) throw forbidden(`Only a project admin can ${what}`);
@@ -68,7 +72,24 @@ export class Members {
       if (m.admin === admin) return [];
       if (!admin) await this.keepOneAdmin(sql, caller, m, 'demoted');
       await sql(`UPDATE "ProjectMembership" SET admin = $2 WHERE id = $1::uuid`, [mid, admin]);
-      return this.sessions.revokeMembership(sql, mid, caller.loginId, admin ? 'promoted' : 'demoted');
+      const ids = await this.sessions.revokeMembership(
+        sql,
+        mid,
+        caller.loginId,
+        admin ? 'promoted' : 'demoted',
+      );
+      await recordAudit(sql, caller.projectId, {
+        action: 'member.role',
+        actor: actorOf(caller),
+        target: { type: 'membership', id: mid },
+        detail: {
+          role: admin ? 'admin' : 'member',
+          userId: m.userId,
+          clientId: m.clientId,
+          sessionsEnded: ids.length,
+        },
+      });
+      return ids;
     });
     await this.sessions.announceRevoked(ended);
     return this.one(caller, mid);
@@ -83,6 +104,17 @@ export class Members {
       if (m.admin) await this.keepOneAdmin(sql, caller, m, 'removed');
       const ids = await this.sessions.revokeMembership(sql, mid, caller.loginId, 'removed from the project');
       await sql(`DELETE FROM "ProjectMembership" WHERE id = $1::uuid`, [mid]);
+      await recordAudit(sql, caller.projectId, {
+        action: 'member.remove',
+        actor: actorOf(caller),
+        target: { type: 'membership', id: mid },
+        detail: {
+          role: m.admin ? 'admin' : 'member',
+          userId: m.userId,
+          clientId: m.clientId,
+          sessionsEnded: ids.length,
+        },
+      });
       return ids;
     });
     await this.sessions.announceRevoked(ended);
@@ -108,12 +140,20 @@ export class Members {
   async cancelInvitation(caller: Caller, id: unknown): Promise<boolean> {
     requireAdmin(caller, 'cancel an invitation');
     if (!isUuid(id)) throw badRequest('id is not a valid invitation id', ['id']);
-    const gone = await this.db.sql<{ id: string }>(
-      `DELETE FROM "Invitation" WHERE id = $1::uuid AND "projectId" = $2::uuid
-          AND "acceptedAt" IS NULL AND "declinedAt" IS NULL RETURNING id`,
-      [id, caller.projectId],
-    );
-    if (gone.length === 0) throw notFound('Invitation not found');
+    await this.db.transaction(async (sql) => {
+      const gone = await sql<{ email: string; admin: boolean }>(
+        `DELETE FROM "Invitation" WHERE id = $1::uuid AND "projectId" = $2::uuid
+            AND "acceptedAt" IS NULL AND "declinedAt" IS NULL RETURNING email, admin`,
+        [id, caller.projectId],
+      );
+      if (gone.length === 0) throw notFound('Invitation not found');
+      await recordAudit(sql, caller.projectId, {
+        action: 'invitation.cancel',
+        actor: actorOf(caller),
+        target: { type: 'invitation', id },
+        detail: { email: gone[0].email, role: gone[0].admin ? 'admin' : 'member' },
+      });
+    });
     return true;
   }
 
@@ -127,13 +167,9 @@ export class Members {
   }
 
   /** The member row, locked for the transaction; 404 unless it belongs to the caller's project. */
-  private async lockedMember(
-    sql: Database['sql'],
-    caller: Caller,
-    mid: string,
-  ): Promise<{ id: string; admin: boolean; userId: string | null }> {
-    const rows = await sql<{ id: string; admin: boolean; userId: string | null }>(
-      `SELECT id, admin, "userId" FROM "ProjectMembership" WHERE id = $1::uuid AND "projectId" = $2::uuid FOR UPDATE`,
+  private async lockedMember(sql: Database['sql'], caller: Caller, mid: string): Promise<LockedMember> {
+    const rows = await sql<LockedMember>(
+      `SELECT id, admin, "userId", "clientId" FROM "ProjectMembership" WHERE id = $1::uuid AND "projectId" = $2::uuid FOR UPDATE`,
       [mid, caller.projectId],
     );
     if (rows.length === 0) throw notFound('Member not found');

@@ -2,10 +2,13 @@
 // `mfaRequired`, or `mfaEnrollRequired` in a project that requires one), and completing such a sign-in with a code
 // or recovery code (POST /auth/mfa/verify) or by enrolling (POST /auth/mfa/login-enroll), as Medplum does. A
 // waiting sign-in holds no authorization code, so the token endpoint has nothing to redeem until it completes.
+// A completed second step is audited (`signin.mfa`) with the completion, a wrong code as `signin.mfa.failed`.
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { badRequest, conflict } from '../core/errors.js';
-import type { Enrollment, SecondFactor } from './mfa.js';
+import { recordAudit, type AuditActor } from './audit.js';
+import type { AuditLog } from './audit-log.js';
+import { WrongCode, type Enrollment, type SecondFactor } from './mfa.js';
 import { randomSecret, sha256 } from './passwords.js';
 import { sessionLifetimeMs } from './scope.js';
 import { isUuid } from './uuid.js';
@@ -29,9 +32,16 @@ export interface LoginResult {
 export type MfaChallenge = { pending: null } | { pending: 'verify' } | ({ pending: 'enroll' } & Enrollment);
 
 /** Where a step came from (sign-in.ts's ClientInfo; not imported: sign-in.ts imports this file). */
-type ClientInfo = { remoteAddress?: string };
+type ClientInfo = { remoteAddress?: string; userAgent?: string };
 
-type PendingLogin = { id: string; userId: string; scope: string; mfaPending: string };
+type PendingLogin = {
+  id: string;
+  userId: string;
+  projectId: string;
+  clientId: string | null;
+  scope: string;
+  mfaPending: string;
+};
 
 const loginGone = () => badRequest('login is unknown, expired or already complete: sign in again', ['login']);
 
@@ -41,6 +51,7 @@ export class MfaSignIn {
     private readonly db: Database,
     private readonly config: Config,
     private readonly factor: SecondFactor,
+    private readonly audit: AuditLog,
   ) {}
 
   /** What a right password leads to for this user (`mfa`: their factor, as sign-in read it with the account) in a
@@ -70,8 +81,9 @@ export class MfaSignIn {
     // A sign-in made to enrol, whose user has not enrolled since: say which step it needs.
     if (login.mfaPending === 'enroll' && !(await this.enrolled(login.userId)))
       throw conflict('This sign-in must enrol a second factor first: POST /auth/mfa/login-enroll');
-    const used = await this.factor.check(login.userId, token, client.remoteAddress);
-    return this.complete(login, used === 'totp' ? 'password+totp' : 'password+recovery');
+    const actor = this.actor(login, client);
+    const used = await this.failureAudited(login, actor, () => this.factor.check(login.userId, token, actor));
+    return this.complete(login, used === 'totp' ? 'password+totp' : 'password+recovery', actor);
   }
 
   /** Completes a sign-in that waits for an enrolment: confirms it with a current code; the answer carries the
@@ -80,8 +92,43 @@ export class MfaSignIn {
     const login = await this.pendingLogin(loginId);
     if (login.mfaPending !== 'enroll')
       throw conflict('This sign-in waits for a code of the enrolled factor: POST /auth/mfa/verify');
-    const recoveryCodes = await this.factor.enrol(login.userId, token, client.remoteAddress);
-    return { ...(await this.complete(login, 'password+totp')), recoveryCodes };
+    const actor = this.actor(login, client);
+    const recoveryCodes = await this.failureAudited(login, actor, () =>
+      this.factor.enrol(login.userId, token, actor),
+    );
+    return { ...(await this.complete(login, 'password+totp', actor)), recoveryCodes };
+  }
+
+  /** The sign-in's user and session, from where this step came. */
+  private actor(login: PendingLogin, client: ClientInfo): AuditActor {
+    return {
+      userId: login.userId,
+      loginId: login.id,
+      clientId: login.clientId,
+      remoteAddress: client.remoteAddress,
+      userAgent: client.userAgent,
+    };
+  }
+
+  /** Runs a check of a code; a wrong one is audited as `signin.mfa.failed` in the sign-in's project. */
+  private async failureAudited<T>(
+    login: PendingLogin,
+    actor: AuditActor,
+    check: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await check();
+    } catch (err) {
+      if (err instanceof WrongCode)
+        await recordAudit(this.db.sql, login.projectId, {
+          action: 'signin.mfa.failed',
+          outcome: 'failure',
+          actor,
+          target: { type: 'session', id: login.id },
+          detail: { reason: err.message },
+        });
+      throw err;
+    }
   }
 
   /** A sign-in that waits for its second factor; 400 naming `login` otherwise. */
@@ -91,30 +138,56 @@ export class MfaSignIn {
     if (!isUuid(loginId)) throw badRequest('login is not a valid login id', ['login']);
     const login = await this.db.prisma.login.findUnique({
       where: { id: loginId },
-      select: { id: true, userId: true, scope: true, mfaPending: true, revokedAt: true, expiresAt: true },
+      select: {
+        id: true,
+        userId: true,
+        projectId: true,
+        clientId: true,
+        scope: true,
+        mfaPending: true,
+        revokedAt: true,
+        expiresAt: true,
+      },
     });
     if (!login?.userId || !login.mfaPending || login.revokedAt || login.expiresAt <= new Date())
       throw loginGone();
-    return { id: login.id, userId: login.userId, scope: login.scope, mfaPending: login.mfaPending };
+    return {
+      id: login.id,
+      userId: login.userId,
+      projectId: login.projectId,
+      clientId: login.clientId,
+      scope: login.scope,
+      mfaPending: login.mfaPending,
+    };
   }
 
   /** Gives the sign-in its authorization code and its session lifetime, once (a second completion finds it done). */
-  private async complete(login: PendingLogin, authMethod: string): Promise<LoginResult> {
+  private async complete(login: PendingLogin, authMethod: string, actor: AuditActor): Promise<LoginResult> {
     const code = randomSecret();
     const now = Date.now();
-    const done = await this.db.sql(
-      `UPDATE "Login" SET "mfaPending" = NULL, "authMethod" = $2, "codeHash" = $3, "codeExpiresAt" = $4,
+    const done = await this.db.transaction(async (sql) => {
+      const rows = await sql(
+        `UPDATE "Login" SET "mfaPending" = NULL, "authMethod" = $2, "codeHash" = $3, "codeExpiresAt" = $4,
               "expiresAt" = $5
         WHERE id = $1::uuid AND "mfaPending" IS NOT NULL AND "revokedAt" IS NULL AND "expiresAt" > now()
         RETURNING id`,
-      [
-        login.id,
-        authMethod,
-        sha256(code),
-        new Date(now + this.config.authCodeLifetimeSec * 1000),
-        new Date(now + sessionLifetimeMs(this.config, login.scope)),
-      ],
-    );
+        [
+          login.id,
+          authMethod,
+          sha256(code),
+          new Date(now + this.config.authCodeLifetimeSec * 1000),
+          new Date(now + sessionLifetimeMs(this.config, login.scope)),
+        ],
+      );
+      if (rows.length > 0)
+        await recordAudit(sql, login.projectId, {
+          action: 'signin.mfa',
+          actor,
+          target: { type: 'session', id: login.id },
+          detail: { method: authMethod },
+        });
+      return rows;
+    });
     if (done.length === 0) throw loginGone();
     return { login: login.id, code };
   }

@@ -2,10 +2,13 @@
 // code, which hands out recovery codes once), disabling it (password or code re-checked, throttled), the throttled
 // check of a code or recovery code that sign-in uses (mfa-sign-in.ts), and the project setting that makes a factor
 // mandatory for members. Medplum's /auth/mfa/* endpoints (routes in mfa-routes.ts); docs/sessions-and-security.md.
+// Enrolment, disabling and a used recovery code are audited in the account's projects, with the change.
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { Caller } from '../core/caller.js';
 import { ApiError, badRequest, conflict, forbidden, notFound } from '../core/errors.js';
+import { actorOf, recordAudit, sqlOf, type AuditActor } from './audit.js';
+import type { AuditLog } from './audit-log.js';
 import { MAX_PASSWORD_CHARS } from './password-policy.js';
 import type { PasswordHasher } from './passwords.js';
 import type { SessionAdmin } from './session-admin.js';
@@ -63,8 +66,14 @@ export function parseToken(token: unknown): { kind: 'totp' | 'recovery'; value: 
   throw badRequest('token must be a 6-digit code from the authenticator app, or a recovery code', ['token']);
 }
 
-const invalidToken = () =>
-  new ApiError(400, 'invalid', 'token is not a valid code', { expression: ['token'] });
+/** A well-formed code that is wrong (or already used): what the audit records as a failure. */
+export class WrongCode extends ApiError {
+  constructor(message = 'token is not a valid code') {
+    super(400, 'invalid', message, { expression: ['token'] });
+  }
+}
+
+const invalidToken = () => new WrongCode();
 
 /** Second factors of users, and the project setting that makes one mandatory. */
 export class SecondFactor {
@@ -78,6 +87,7 @@ export class SecondFactor {
     private readonly config: Config,
     private readonly passwords: PasswordHasher,
     private readonly sessions: SessionAdmin,
+    private readonly audit: AuditLog,
   ) {
     this.codeThrottle = new CheckThrottle('second factor', config.mfaThrottle);
     this.passwordThrottle = new CheckThrottle('password', config.loginThrottle);
@@ -131,11 +141,12 @@ export class SecondFactor {
 
   /** Confirms the caller's pending enrolment with a current code; returns the recovery codes (shown once). */
   confirmEnrollment(caller: Caller, token: unknown): Promise<string[]> {
-    return this.enrol(requireUser(caller), token, caller.request.remoteAddress);
+    return this.enrol(requireUser(caller), token, actorOf(caller));
   }
 
   /** Confirms a user's pending enrolment with a current code (throttled); returns the new recovery codes. */
-  async enrol(userId: string, token: unknown, address: string | undefined): Promise<string[]> {
+  async enrol(userId: string, token: unknown, actor: AuditActor): Promise<string[]> {
+    const address = actor.remoteAddress;
     const t = parseToken(token);
     if (t.kind !== 'totp')
       throw badRequest('token must be the 6-digit code the authenticator app shows', ['token']);
@@ -154,18 +165,27 @@ export class SecondFactor {
     }
     const { codes, hashes } = newRecoveryCodes();
     // Only over the secret just checked, and once: two confirmations at once cannot both hand out codes.
-    const done = await this.db.prisma.userMfa.updateMany({
-      where: { userId, secret: mfa.secret, enrolled: false },
-      data: { enrolled: true, enrolledAt: new Date(), lastStep: step, recoveryCodes: hashes },
+    await this.db.prisma.$transaction(async (tx) => {
+      const done = await tx.userMfa.updateMany({
+        where: { userId, secret: mfa.secret, enrolled: false },
+        data: { enrolled: true, enrolledAt: new Date(), lastStep: step, recoveryCodes: hashes },
+      });
+      if (done.count === 0) throw conflict('The enrolment changed meanwhile; start again');
+      await this.audit.account(sqlOf(tx), userId, {
+        action: 'mfa.enroll',
+        actor,
+        target: { type: 'user', id: userId },
+        detail: { factor: 'totp' },
+      });
     });
-    if (done.count === 0) throw conflict('The enrolment changed meanwhile; start again');
     this.codeThrottle.succeed(userId, address);
     return codes;
   }
 
   /** Checks a code of an enrolled user (throttled): a TOTP code not older than the last one used (no replay), or
    * an unused recovery code, which is used up. 400 naming `token` otherwise. */
-  async check(userId: string, token: unknown, address: string | undefined): Promise<FactorUsed> {
+  async check(userId: string, token: unknown, actor: AuditActor): Promise<FactorUsed> {
+    const address = actor.remoteAddress;
     const t = parseToken(token);
     this.codeThrottle.check(userId, address);
     const mfa = await this.db.prisma.userMfa.findUnique({ where: { userId } });
@@ -184,17 +204,26 @@ export class SecondFactor {
         }
         // A code of a step already used (or older): someone replays it, or the user typed it twice.
         this.codeThrottle.fail(userId, address);
-        throw new ApiError(400, 'invalid', 'This code was already used; wait for the next one', {
-          expression: ['token'],
-        });
+        throw new WrongCode('This code was already used; wait for the next one');
       }
     } else {
       // The stored hashes are compared in SQL: the hash of a high-entropy code reveals nothing to time.
-      const used = await this.db.sql(
-        `UPDATE "UserMfa" SET "recoveryCodes" = array_remove("recoveryCodes", $2)
-          WHERE "userId" = $1::uuid AND enrolled AND $2 = ANY("recoveryCodes") RETURNING "userId"`,
-        [userId, recoveryCodeHash(t.value)],
-      );
+      const used = await this.db.transaction(async (sql) => {
+        const rows = await sql<{ left: number }>(
+          `UPDATE "UserMfa" SET "recoveryCodes" = array_remove("recoveryCodes", $2)
+            WHERE "userId" = $1::uuid AND enrolled AND $2 = ANY("recoveryCodes")
+            RETURNING cardinality("recoveryCodes") AS left`,
+          [userId, recoveryCodeHash(t.value)],
+        );
+        if (rows.length > 0)
+          await this.audit.account(sql, userId, {
+            action: 'mfa.recovery.used',
+            actor,
+            target: { type: 'user', id: userId },
+            detail: { recoveryCodesLeft: Number(rows[0].left) },
+          });
+        return rows;
+      });
       if (used.length > 0) {
         this.codeThrottle.succeed(userId, address);
         return 'recovery';
@@ -221,10 +250,28 @@ export class SecondFactor {
     });
     if (requiring > 0)
       throw conflict('A project of this account requires a second factor: it cannot be disabled');
-    if (byPassword) await this.checkPassword(userId, password as string, address);
-    else await this.check(userId, token, address);
+    const actor = actorOf(caller);
+    const target = { type: 'user', id: userId } as const;
+    const by = byPassword ? 'password' : 'code';
+    try {
+      if (byPassword) await this.checkPassword(userId, password as string, address);
+      else await this.check(userId, token, actor);
+    } catch (err) {
+      if (err instanceof WrongCode || err instanceof WrongPassword)
+        await this.audit.account(this.db.sql, userId, {
+          action: 'mfa.disable',
+          outcome: 'failure',
+          actor,
+          target,
+          detail: { reason: `wrong ${by}` },
+        });
+      throw err;
+    }
     // The secret goes with it: a later enrolment makes a new one (a lost or stolen device is no use then).
-    await this.db.prisma.userMfa.deleteMany({ where: { userId } });
+    await this.db.prisma.$transaction(async (tx) => {
+      await tx.userMfa.deleteMany({ where: { userId } });
+      await this.audit.account(sqlOf(tx), userId, { action: 'mfa.disable', actor, target, detail: { by } });
+    });
   }
 
   private async checkPassword(userId: string, password: string, address: string | undefined): Promise<void> {
@@ -238,7 +285,7 @@ export class SecondFactor {
     if (!user) throw forbidden('The account of this session no longer exists');
     if (!(await this.passwords.verify(password, user.passwordHash)).ok) {
       this.passwordThrottle.fail(userId, address);
-      throw new ApiError(400, 'invalid', 'password is incorrect', { expression: ['password'] });
+      throw new WrongPassword();
     }
     this.passwordThrottle.succeed(userId, address);
   }
@@ -257,18 +304,36 @@ export class SecondFactor {
     if (projectId && projectId !== caller.projectId) throw notFound('Project not found');
     const ended = await this.db.transaction(async (sql) => {
       await sql(`UPDATE "Project" SET "mfaRequired" = $2 WHERE id = $1::uuid`, [caller.projectId, required]);
-      if (!required) return [];
-      const rows = await sql<{ id: string }>(
-        `UPDATE "Login" l SET "revokedAt" = now(), "revokedBy" = $2, "revokedReason" = 'second factor required'
-          WHERE l."projectId" = $1::uuid AND l."userId" IS NOT NULL AND l."revokedAt" IS NULL AND l.id <> $2::uuid
-            AND NOT EXISTS (SELECT 1 FROM "UserMfa" f WHERE f."userId" = l."userId" AND f.enrolled)
-          RETURNING l.id`,
-        [caller.projectId, caller.loginId],
-      );
-      return rows.map((r) => r.id);
+      const rows = required ? await this.endSessionsWithoutFactor(sql, caller) : [];
+      await recordAudit(sql, caller.projectId, {
+        action: 'project.mfa.required',
+        actor: actorOf(caller),
+        target: { type: 'project', id: caller.projectId },
+        detail: { required, sessionsEnded: rows.length },
+      });
+      return rows;
     });
     await this.sessions.announceRevoked(ended);
     return { projectId: caller.projectId, mfaRequired: required, sessionsEnded: ended.length };
+  }
+
+  /** Ends the project's sessions of users without a factor (but the caller's own); returns their ids. */
+  private async endSessionsWithoutFactor(sql: Database['sql'], caller: Caller): Promise<string[]> {
+    const rows = await sql<{ id: string }>(
+      `UPDATE "Login" l SET "revokedAt" = now(), "revokedBy" = $2, "revokedReason" = 'second factor required'
+        WHERE l."projectId" = $1::uuid AND l."userId" IS NOT NULL AND l."revokedAt" IS NULL AND l.id <> $2::uuid
+          AND NOT EXISTS (SELECT 1 FROM "UserMfa" f WHERE f."userId" = l."userId" AND f.enrolled)
+        RETURNING l.id`,
+      [caller.projectId, caller.loginId],
+    );
+    return rows.map((r) => r.id);
+  }
+}
+
+/** A wrong password where one is re-checked: what the audit records as a failure. */
+class WrongPassword extends ApiError {
+  constructor() {
+    super(400, 'invalid', 'password is incorrect', { expression: ['password'] });
   }
 }
 

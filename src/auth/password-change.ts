@@ -1,11 +1,14 @@
 // A signed-in user changes their password (POST /auth/changepassword, GraphQL changePassword): the current password
 // is checked (throttled like a sign-in: a stolen access token must not become a way to guess it), the new one meets
 // the policy (password-policy.ts), and every other session of the user ends at once on every instance, so a
-// password changed because it leaked also shuts out whoever used it.
+// password changed because it leaked also shuts out whoever used it. The change (and a wrong current password) is
+// audited in the account's projects.
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { Caller } from '../core/caller.js';
 import { ApiError, badRequest, conflict, forbidden } from '../core/errors.js';
+import { actorOf } from './audit.js';
+import type { AuditLog } from './audit-log.js';
 import { MAX_PASSWORD_CHARS } from './password-policy.js';
 import type { PasswordHasher } from './passwords.js';
 import type { SessionAdmin } from './session-admin.js';
@@ -20,6 +23,7 @@ export class PasswordChange {
     config: Config,
     private readonly passwords: PasswordHasher,
     private readonly sessions: SessionAdmin,
+    private readonly audit: AuditLog,
   ) {
     this.throttle = new CheckThrottle('password change', config.loginThrottle);
   }
@@ -42,8 +46,17 @@ export class PasswordChange {
     if (!user) throw forbidden('The account of this session no longer exists');
     const fresh = await this.passwords.checkNew(newPassword, 'newPassword', user.email);
     const check = await this.passwords.verify(oldPassword, user.passwordHash);
+    const actor = actorOf(caller);
+    const target = { type: 'user', id: user.id } as const;
     if (!check.ok) {
       this.throttle.fail(caller.userId, address);
+      await this.audit.account(this.db.sql, user.id, {
+        action: 'password.change',
+        outcome: 'failure',
+        actor,
+        target,
+        detail: { reason: 'wrong current password' },
+      });
       throw new ApiError(400, 'invalid', 'oldPassword is incorrect', { expression: ['oldPassword'] });
     }
     this.throttle.succeed(caller.userId, address);
@@ -57,7 +70,20 @@ export class PasswordChange {
         [user.id, passwordHash, user.passwordHash],
       );
       if (changed.length === 0) throw conflict('The password was changed meanwhile; sign in again');
-      return this.sessions.revokeUser(sql, user.id, caller.loginId, 'password changed', caller.loginId);
+      const ids = await this.sessions.revokeUser(
+        sql,
+        user.id,
+        caller.loginId,
+        'password changed',
+        caller.loginId,
+      );
+      await this.audit.account(sql, user.id, {
+        action: 'password.change',
+        actor,
+        target,
+        detail: { sessionsEnded: ids.length },
+      });
+      return ids;
     });
     await this.sessions.announceRevoked(ended);
     return ended.length;

@@ -1,8 +1,10 @@
 // Projects (tenants): a server administrator creates a project together with its first admin user and its first
 // client application (confidential, a project admin, as the first start's is), whose secret is in this answer only.
+// The creation is the new project's first audit record.
 import type { Database } from '../db/database.js';
 import { ApiError, badRequest, forbidden } from '../core/errors.js';
 import type { Caller } from '../core/caller.js';
+import { actorOf, recordAudit, sqlOf } from './audit.js';
 import { insertClient } from './client-apps.js';
 import { normalizeEmail } from './email.js';
 import type { PasswordHasher } from './passwords.js';
@@ -71,6 +73,19 @@ export async function createProject(
       redirectUris: [],
       public: false,
       admin: true,
+    });
+    await recordAudit(sqlOf(tx), project.id, {
+      action: 'project.create',
+      // The CLI acts with the database's own access: no user, session or address.
+      actor: caller === 'cli' ? {} : actorOf(caller),
+      target: { type: 'project', id: project.id },
+      detail: {
+        name,
+        adminUserId: user.id,
+        adminEmail: email,
+        clientId: client.id,
+        via: caller === 'cli' ? 'cli' : 'graphql',
+      },
     });
     return {
       projectId: project.id,

@@ -1,9 +1,11 @@
 // `npm run user:reset-link -- --email <email>`: a server administrator issues a one-time password reset link for an
 // account (where no SMTP server is configured to email one), on the database the server uses (DATABASE_URL, or the
 // embedded one in DATA_DIR: stop the server first, PGlite opens a directory from one process). The link is printed
-// once, for the administrator to hand over; it is never logged.
+// once, for the administrator to hand over; it is never logged. The account's projects' audit logs record that a
+// link was issued from the CLI (never the link).
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
+import { recordAccountAudit } from './audit.js';
 import { normalizeEmail } from './email.js';
 import { issueResetLink } from './password-reset.js';
 
@@ -33,7 +35,14 @@ async function main(argv: string[]): Promise<void> {
       process.exitCode = 1;
       return;
     }
-    const link = await issueResetLink(db, config, user.id);
+    const link = await issueResetLink(db, config, user.id, (sql) =>
+      recordAccountAudit(sql, user.id, {
+        action: 'password.reset.request',
+        actor: {},
+        target: { type: 'user', id: user.id },
+        detail: { via: 'cli' },
+      }),
+    );
     process.stdout.write(
       `password reset link for ${email} (works once, until ${link.expiresAt.toISOString()}):\n${link.url}\n`,
     );

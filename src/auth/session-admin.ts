@@ -1,8 +1,11 @@
 // Session administration: ending a session (on every instance), which sessions a caller may end, and the list of a
-// caller's active sessions.
+// caller's active sessions. An ended session is audited in its project (`signout` for a logout, `session.revoke`
+// otherwise, with the system as actor for a replayed code or refresh token); the sessions a larger action ends are
+// counted in that action's record instead.
 import type { Database } from '../db/database.js';
 import type { Caller } from '../core/caller.js';
 import { badRequest, notFound } from '../core/errors.js';
+import { actorOf, recordAudit, type AuditActor } from './audit.js';
 import type { SessionCache } from './session-cache.js';
 import { isUuid } from './uuid.js';
 
@@ -23,12 +26,24 @@ export class SessionAdmin {
     private readonly cache: SessionCache,
   ) {}
 
-  /** Revokes a Login (idempotent); every instance refuses its tokens from the next request on. */
-  async revoke(loginId: string, revokedBy: string, reason: string): Promise<void> {
-    await this.db.sql(
-      `UPDATE "Login" SET "revokedAt" = now(), "revokedBy" = $2, "revokedReason" = $3 WHERE id = $1 AND "revokedAt" IS NULL`,
-      [loginId, revokedBy, reason],
-    );
+  /** Revokes a Login (idempotent; audited once, as `actor` did it: none for the system); every instance refuses its
+   * tokens from the next request on. */
+  async revoke(loginId: string, revokedBy: string, reason: string, actor: AuditActor = {}): Promise<void> {
+    await this.db.transaction(async (sql) => {
+      const ended = await sql<{ projectId: string; userId: string | null; clientId: string | null }>(
+        `UPDATE "Login" SET "revokedAt" = now(), "revokedBy" = $2, "revokedReason" = $3
+          WHERE id = $1 AND "revokedAt" IS NULL RETURNING "projectId", "userId", "clientId"`,
+        [loginId, revokedBy, reason],
+      );
+      if (ended.length === 0) return;
+      const s = ended[0];
+      await recordAudit(sql, s.projectId, {
+        action: reason === 'logout' ? 'signout' : 'session.revoke',
+        actor,
+        target: { type: 'session', id: loginId },
+        detail: { reason, userId: s.userId, clientId: s.userId ? null : s.clientId },
+      });
+    });
     this.cache.markRevoked(loginId);
     await this.cache.announce(loginId);
   }
@@ -119,7 +134,8 @@ export class SessionAdmin {
   /** Ends every session of the caller's user but the current one; returns how many. */
   async revokeOthers(caller: Caller): Promise<number> {
     const others = (await this.active(caller)).filter((l) => l.id !== caller.loginId);
-    await Promise.all(others.map((l) => this.revoke(l.id, caller.loginId, 'revokeOtherSessions')));
+    const actor = actorOf(caller);
+    await Promise.all(others.map((l) => this.revoke(l.id, caller.loginId, 'revokeOtherSessions', actor)));
     return others.length;
   }
 }

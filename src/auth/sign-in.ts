@@ -2,10 +2,13 @@
 // authorization code bound to a PKCE challenge (and to a client, when one is named, with one of its registered
 // redirect URIs when one is given). Tokens come later, from the authorization_code grant (grants.ts). A user with a
 // second factor (or in a project that requires one) gets a Login that waits for it instead, without a code
-// (mfa-sign-in.ts).
+// (mfa-sign-in.ts). Each sign-in and failed sign-in is audited here, in the service, whichever route called it.
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import type { Prisma } from '../generated/prisma/client.js';
 import { ApiError, badRequest } from '../core/errors.js';
+import { recordAudit, sqlOf, type AuditActor } from './audit.js';
+import type { AuditLog } from './audit-log.js';
 import { checkChallenge } from './pkce.js';
 import { randomSecret, sha256, type PasswordHasher } from './passwords.js';
 import { normalizeScope, sessionLifetimeMs } from './scope.js';
@@ -41,6 +44,7 @@ export class PasswordSignIn {
     private readonly config: Config,
     private readonly passwords: PasswordHasher,
     private readonly mfa: MfaSignIn,
+    private readonly audit: AuditLog,
   ) {
     this.throttle = new CheckThrottle('sign-in', config.loginThrottle);
   }
@@ -74,8 +78,19 @@ export class PasswordSignIn {
       },
     });
     const check = await this.passwords.verify(input.password, user?.passwordHash ?? this.passwords.dummyHash);
+    const from: AuditActor = { remoteAddress: client.remoteAddress, userAgent: client.userAgent };
     if (!user || !check.ok) {
       this.throttle.fail(email, client.remoteAddress);
+      const failed = {
+        action: 'signin.failed',
+        outcome: 'failure',
+        detail: { reason: 'wrong password' },
+      } as const;
+      // A known account's failure goes to its projects; an unknown address's to the log only (audit.ts).
+      if (user)
+        await this.audit.account(this.db.sql, user.id, { ...failed, actor: { ...from, userId: user.id } });
+      else
+        this.audit.unrecorded({ ...failed, actor: from, detail: { reason: 'unknown account' } }, { email });
       throw new ApiError(400, 'invalid', 'Email or password is invalid', { expression: ['password'] });
     }
     this.throttle.succeed(email, client.remoteAddress);
@@ -89,8 +104,15 @@ export class PasswordSignIn {
     }
     let memberships = user.memberships;
     if (input.projectId) memberships = memberships.filter((m) => m.projectId === input.projectId);
-    if (memberships.length === 0)
+    if (memberships.length === 0) {
+      await this.audit.account(this.db.sql, user.id, {
+        action: 'signin.failed',
+        outcome: 'failure',
+        actor: { ...from, userId: user.id },
+        detail: { reason: 'not a member of the requested project' },
+      });
       throw new ApiError(403, 'forbidden', 'User is not a member of the requested project');
+    }
     // A user in several projects picks one (by projectId); otherwise the oldest membership is used.
     memberships.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
     const membership = memberships[0];
@@ -110,8 +132,8 @@ export class PasswordSignIn {
     // Waiting for a second factor: no code yet, and a short life until the factor comes.
     const code = challenge.pending ? undefined : randomSecret();
     const scope = normalizeScope(input.scope);
-    const login = await this.db.prisma.login
-      .create({
+    const create = (tx: Prisma.TransactionClient) =>
+      tx.login.create({
         data: {
           userId: user.id,
           projectId: membership.projectId,
@@ -131,6 +153,18 @@ export class PasswordSignIn {
             ? new Date(Date.now() + sessionLifetimeMs(this.config, scope))
             : this.mfa.pendingExpiry(),
         },
+      });
+    const login = await this.db.prisma
+      .$transaction(async (tx) => {
+        const row = await create(tx);
+        // The password step is the sign-in; a second factor that completes it is `signin.mfa` (mfa-sign-in.ts).
+        await recordAudit(sqlOf(tx), row.projectId, {
+          action: 'signin',
+          actor: { ...from, userId: user.id, loginId: row.id, clientId },
+          target: { type: 'session', id: row.id },
+          detail: { method: 'password', waitsFor: challenge.pending },
+        });
+        return row;
       })
       .catch(async (err: unknown) => {
         // The client was deleted by its project's admin meanwhile: the foreign key refused the session.

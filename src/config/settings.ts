@@ -272,6 +272,14 @@ export const TOPICS = [
           'seconds (24 hours) a client secret replaced by `rotateClientSecret` is still accepted beside the new ' +
           'one; `0`: refused at once',
       },
+      {
+        env: 'AUDIT_RETENTION_DAYS',
+        key: 'auditRetentionDays',
+        read: int(365, { min: 0, max: 36500 }),
+        doc:
+          'days the audit log (`auditEvents`) keeps a record; older ones are removed hourly, 1000 at a time; `0`: ' +
+          'kept forever',
+      },
     ],
   },
   {

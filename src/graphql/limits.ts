@@ -26,6 +26,7 @@ export const EXPENSIVE_FIELDS: ReadonlySet<string> = new Set([
   'Query.subsumes',
   'Query.searchResources',
   'Query.botExecutions',
+  'Query.auditEvents',
   'Me.sessions',
   'Mutation.executeBot',
   'Mutation.executeBotAsync',
