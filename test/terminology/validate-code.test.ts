@@ -341,6 +341,46 @@ describe('CodeSystem/$validate-code answers', () => {
     expect(hidden.text).not.toContain('Leg');
   });
 
+  it('a withdrawn designation is accepted with a warning naming the current displays; another use is no display', async () => {
+    const url = 'http://example.org/validate/designations';
+    await post(s.token, 'CodeSystem', {
+      resourceType: 'CodeSystem',
+      url,
+      status: 'active',
+      content: 'complete',
+      concept: [
+        {
+          code: 'k',
+          display: 'Knee',
+          designation: [
+            {
+              value: 'Old knee',
+              extension: [
+                {
+                  url: 'http://hl7.org/fhir/StructureDefinition/structuredefinition-standards-status',
+                  valueCode: 'withdrawn',
+                },
+              ],
+            },
+            { value: 'KN', use: { system: 'http://example.org/uses', code: 'abbreviation' } },
+          ],
+        },
+      ],
+    });
+    const old = await get(`url=${url}&code=k&display=${encodeURIComponent('Old knee')}`, s.token, path);
+    expect(one(old.body, 'result')).toBe(true);
+    expect(issues(old.body)).toEqual(['warning display-comment display']);
+    const text = (old.body.parameter as Param[]).find((p) => p.name === 'issues')!.resource!.issue[0].details
+      .text;
+    expect(text).toBe(
+      `'Old knee' is no longer considered a correct display for code 'k' (status = deprecated). The correct display is one of "Knee".`,
+    );
+    expect(one(old.body, 'message')).toBeUndefined();
+    const abbreviation = await get(`url=${url}&code=k&display=KN`, s.token, path);
+    expect(one(abbreviation.body, 'result')).toBe(false);
+    expect(issues(abbreviation.body)).toEqual(['error invalid-display display']);
+  });
+
   it('GraphQL validateCodeInCodeSystem', async () => {
     const r = await graphql(`{ validateCodeInCodeSystem(url: "${CS}", code: "arm") }`);
     expect(one(r.body.data.validateCodeInCodeSystem, 'result')).toBe(true);

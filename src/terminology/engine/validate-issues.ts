@@ -81,7 +81,25 @@ export function displayIssue(
   const inLanguage = (language: string | undefined): boolean =>
     !langs || !language || langs.some((l) => rangeMatches(l, parseTag(language), 'language'));
   const matching = choices.filter((c) => inLanguage(c.language));
-  if (matching.some((c) => c.value === display)) return undefined;
+  const hit =
+    matching.find((c) => c.value === display && c.active) ?? matching.find((c) => c.value === display);
+  if (hit && !hit.active) {
+    // Right, but a designation that is no longer to be used (withdrawn): accepted, with a warning naming the
+    // current ones (not repeated in `message`, as the IG's reference server answers).
+    const current = [...new Set(matching.filter((c) => c.active).map((c) => c.value))].sort();
+    return {
+      severity: 'warning',
+      code: 'invalid',
+      txType: 'display-comment',
+      messageId: 'INACTIVE_DISPLAY_FOUND',
+      text:
+        `'${display}' is no longer considered a correct display for code '${index.code(ord)}' (status = ` +
+        `deprecated). The correct display is one of ${current.map((v) => `"${v}"`).join(', ')}.`,
+      path,
+      quiet: true,
+    };
+  }
+  if (hit) return undefined;
   const subject = `${index.url}#${index.code(ord)}`;
   const asked = settings.displayLanguage ?? '--';
   const severity = settings.lenientDisplay ? 'warning' : 'error';
