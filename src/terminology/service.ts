@@ -354,6 +354,7 @@ export class TerminologyService {
                   resolver,
                   target.codeableConcept,
                   fallbackVersionsOf(options),
+                  { url: vs.url, version: vs.version },
                 )
               : undefined;
           if (answer) return answer;

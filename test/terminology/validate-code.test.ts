@@ -197,6 +197,27 @@ describe('ValueSet/$validate-code answers', () => {
     expect(issues(r.body)).toEqual(['error not-found system', 'error not-in-vs code']);
   });
 
+  it('a value set naming a missing system, asked about a code of another unknown system: false, both issues', async () => {
+    const r = await postParams([
+      {
+        name: 'valueSet',
+        resource: {
+          resourceType: 'ValueSet',
+          url: 'http://example.org/validate/missing-system',
+          version: '1',
+          status: 'active',
+          compose: { include: [{ system: 'http://example.org/nobody-has-this' }] },
+        },
+      },
+      { name: 'code', valueCode: 'x' },
+      { name: 'system', valueUri: 'http://example.org/nor-this' },
+    ]);
+    expect(r.status).toBe(200);
+    expect(one(r.body, 'result')).toBe(false);
+    expect(one(r.body, 'x-unknown-system')).toBe('http://example.org/nor-this');
+    expect(issues(r.body)).toEqual(['error not-found system', 'error not-in-vs code']);
+  });
+
   it('an unknown code system version: false, naming the versions there are', async () => {
     const r = await get(`url=${VS}&system=${CS}&code=hand&systemVersion=9`);
     expect(one(r.body, 'result')).toBe(false);

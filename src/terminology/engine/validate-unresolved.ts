@@ -17,6 +17,7 @@ export async function unresolvedValueSetAnswer(
   resolver: Resolver,
   codeableConcept?: unknown,
   fallbackVersions: ReadonlyMap<string, string> = new Map(),
+  valueSet: { url?: string; version?: string } = {},
 ): Promise<ParametersResource | undefined> {
   const out: ParametersParameter[] = [];
   const issues: ValidationIssue[] = [];
@@ -37,7 +38,7 @@ export async function unresolvedValueSetAnswer(
   } else if (csMatch) {
     const [, url, version] = csMatch;
     const i = codings.findIndex((c) => c.system === url);
-    if (i < 0) return undefined;
+    if (i < 0) return await otherUnknownSystem(form, codings, resolver, valueSet);
     const coding = codings[i];
     const prefix = form === 'code' ? '' : form === 'coding' ? 'Coding' : `CodeableConcept.coding[${i}]`;
     issues.push({
@@ -80,4 +81,52 @@ export async function unresolvedValueSetAnswer(
   out.push({ name: 'message', valueString: issues.map((i) => i.text).join('; ') });
   out.push({ name: 'issues', resource: { resourceType: 'OperationOutcome', issue: issues.map(toIssue) } });
   return { resourceType: 'Parameters', parameter: out };
+}
+
+/** The answer when the value set names a missing code system and the code is of another system nobody has either:
+ * not in the value set, and its own system unknown (as the IG's errors/unknown-system2 expects). Undefined when the
+ * code's system is known (the value set's missing part then decides: an error) or the form is a CodeableConcept. */
+async function otherUnknownSystem(
+  form: CheckedForm,
+  codings: readonly CodingValue[],
+  resolver: Resolver,
+  valueSet: { url?: string; version?: string },
+): Promise<ParametersResource | undefined> {
+  const coding = codings[0];
+  if (form === 'codeableConcept' || codings.length !== 1 || !coding.system || coding.code === undefined)
+    return undefined;
+  const known = await resolveCodeSystem(resolver, coding.system, coding.version).catch(() => undefined);
+  if (known) return undefined;
+  const prefix = form === 'code' ? '' : 'Coding';
+  const vs = `${valueSet.url ?? ''}${valueSet.version !== undefined ? `|${valueSet.version}` : ''}`;
+  const issues: ValidationIssue[] = [
+    {
+      severity: 'error',
+      code: 'code-invalid',
+      txType: 'not-in-vs',
+      messageId: 'None_of_the_provided_codes_are_in_the_value_set_one',
+      text: `The provided code '${coding.system}#${coding.code}' was not found in the value set '${vs}'`,
+      path: at(prefix, 'code'),
+    },
+    {
+      severity: 'error',
+      code: 'not-found',
+      txType: 'not-found',
+      messageId: 'UNKNOWN_CODESYSTEM',
+      // Unquoted, as the IG's reference server words it when the system is the request's own.
+      text: `A definition for CodeSystem ${coding.system} could not be found, so the code cannot be validated`,
+      path: at(prefix, 'system'),
+    },
+  ];
+  return {
+    resourceType: 'Parameters',
+    parameter: [
+      { name: 'code', valueCode: coding.code },
+      { name: 'system', valueUri: coding.system },
+      { name: 'x-unknown-system', valueCanonical: coding.system },
+      { name: 'result', valueBoolean: false },
+      { name: 'message', valueString: issues.map((i) => i.text).join('; ') },
+      { name: 'issues', resource: { resourceType: 'OperationOutcome', issue: issues.map(toIssue) } },
+    ],
+  };
 }
