@@ -40,8 +40,12 @@ export interface ConformanceTest {
   name: string;
   /** The test's operation (a key of OPERATIONS). */
   operation: string;
-  /** The Parameters resource to POST. */
+  /** The Parameters resource to POST: the request, the suite's setup as tx-resource, the profile's parameters. */
   body: Json;
+  /** The same without the setup (the `--stored` mode stores the setup through the REST API instead). */
+  bodyWithoutSetup: Json;
+  /** The suite's setup resources (in R4, in the suite's order). */
+  setup: Json[];
   acceptLanguage?: string;
   /** Request headers the test names (`header`, without a mode: the official runner sends those). */
   headers: Record<string, string>;
@@ -138,6 +142,11 @@ export function loadTests(dir = suiteDir()): ConformanceTest[] {
         name: String(test.name),
         operation: test.operation,
         body: { resourceType: 'Parameters', parameter },
+        bodyWithoutSetup: {
+          resourceType: 'Parameters',
+          parameter: [...(request.parameter ?? []), ...(profile.parameter ?? [])],
+        },
+        setup,
         acceptLanguage: typeof test['Accept-Language'] === 'string' ? test['Accept-Language'] : undefined,
         headers: testHeaders(test.header),
         responseFile,

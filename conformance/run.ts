@@ -1,4 +1,4 @@
-// `npm run conformance [-- --only <suite|test>] [--json [file]] [--check] [--record]`: replays the general-mode
+// `npm run conformance [-- --only <suite|test>] [--json [file]] [--check] [--record] [--stored]`: replays the general-mode
 // `expand`, `lookup`, `validate-code`, `cs-validate-code`, `metadata` and `term-caps` tests of the HL7 terminology ecosystem suite against a server started for the run (a separate process on
 // a fresh temporary embedded database), judged by the official runner's comparison.
 import fs from 'node:fs';
@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startServerProcess, type ServerProcess } from '../test/helpers/processes.js';
 import { signIn } from '../test/helpers/server.js';
+import { storeSetup, type StoredSuite } from './stored.js';
 import { compareJson, type Json } from './compare.js';
 import { loadTests, OPERATIONS, READS, ROOT, type ConformanceTest } from './loader.js';
 import { normalizeCapabilities, normalizeResponse } from './normalize.js';
@@ -21,10 +22,12 @@ interface Args {
   json?: string;
   check: boolean;
   record: boolean;
+  /** Each suite's setup stored through the REST API in a project of its own, instead of sent as tx-resource. */
+  stored: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { check: false, record: false };
+  const a: Args = { check: false, record: false, stored: false };
   for (let i = 0; i < argv.length; i++) {
     const x = argv[i];
     if (x === '--only') a.only = argv[++i];
@@ -35,7 +38,11 @@ function parseArgs(argv: string[]): Args {
           : path.join(ROOT, '.tmp', 'conformance.json');
     else if (x === '--check') a.check = true;
     else if (x === '--record') a.record = true;
-    else throw new Error(`Unknown argument ${x} (use --only <suite|test>, --json [file], --check, --record)`);
+    else if (x === '--stored') a.stored = true;
+    else
+      throw new Error(
+        `Unknown argument ${x} (use --only <suite|test>, --json [file], --check, --record, --stored)`,
+      );
   }
   return a;
 }
@@ -101,7 +108,7 @@ function request(
   });
 }
 
-async function runTest(target: Target, t: ConformanceTest): Promise<TestResult> {
+async function runTest(target: Target, t: ConformanceTest, stored?: StoredSuite): Promise<TestResult> {
   const started = Date.now();
   const base = {
     suite: t.suite,
@@ -110,8 +117,10 @@ async function runTest(target: Target, t: ConformanceTest): Promise<TestResult> 
     operation: t.operation,
     group: t.modes.has('tx.fhir.org') ? 'tx.fhir.org' : 'general',
   };
+  if (stored?.error)
+    return { ...base, passed: false, status: 0, ms: 0, message: `Setup refused: ${stored.error}` };
   const headers: Record<string, string> = {
-    authorization: `Bearer ${target.current!.token}`,
+    authorization: `Bearer ${stored?.token ?? target.current!.token}`,
     'content-type': 'application/fhir+json',
     accept: 'application/fhir+json',
   };
@@ -123,7 +132,7 @@ async function runTest(target: Target, t: ConformanceTest): Promise<TestResult> 
     const url = `${target.current!.server.base}fhir/R4/${OPERATIONS[t.operation]}`;
     const res = READS.has(t.operation)
       ? await request(url, 'GET', { accept: 'application/fhir+json' })
-      : await request(url, 'POST', headers, JSON.stringify(t.body));
+      : await request(url, 'POST', headers, JSON.stringify(stored ? t.bodyWithoutSetup : t.body));
     status = res.status;
     text = res.text;
   } catch (err) {
@@ -175,8 +184,17 @@ async function main(): Promise<number> {
   await target.start();
   const results: TestResult[] = [];
   try {
+    const suites = new Map<string, StoredSuite>();
     for (const t of tests) {
-      const r = await runTest(target, t);
+      let stored: StoredSuite | undefined;
+      if (args.stored) {
+        stored = suites.get(t.suite);
+        if (!stored) {
+          stored = await storeSetup(target.current!.server.base, target.current!.token, t.suite, t.setup);
+          suites.set(t.suite, stored);
+        }
+      }
+      const r = await runTest(target, t, stored);
       results.push(r);
       if (args.only && !r.passed) console.log(formatDiff(r));
     }
@@ -191,11 +209,12 @@ async function main(): Promise<number> {
     console.log(`detail written to ${args.json}`);
   }
   const passed = results.filter((r) => r.passed).length;
-  if (args.record && !args.only) {
+  if (args.stored) console.log('(setup stored through the REST API, one project per suite; not ratcheted)');
+  if (args.record && !args.only && !args.stored) {
     writeRatchet(results);
     console.log(`ratchet recorded: ${passed}`);
   }
-  if (args.check && !args.only) {
+  if (args.check && !args.only && !args.stored) {
     // Each operation holds its own count: more passes of one never cover fewer of another.
     const floors = readRatchet();
     let dropped = false;
