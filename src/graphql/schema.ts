@@ -10,6 +10,7 @@ import '../auth/graphql-passwords.js';
 import '../auth/graphql-clients.js';
 import '../auth/graphql-mfa.js';
 import '../auth/graphql-audit.js';
+import '../auth/graphql-userinfo.js';
 import '../fhir/graphql.js';
 import '../bots/graphql.js';
 import '../terminology/graphql.js';

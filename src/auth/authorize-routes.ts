@@ -1,0 +1,336 @@
+// GET and POST /oauth2/authorize: the browser sign-in of third-party apps (RFC 6749 4.1 with PKCE, OIDC Core 3.1).
+// GET checks the request (authorize.ts) and shows the password form; each POST checks it again from the form, then
+// its CSRF token (authorize-form.ts), then runs the same sign-in operations as /auth/login and /auth/mfa/verify
+// (so their throttles and hooks apply) and answers with the next page or a 303 to the client's redirect URI. Pages
+// are never cached, framed, or sent with a Referer; they load nothing and post only here (or, by the redirect
+// that follows a post, to the client's own origin).
+import express, { type Request, type Response, type Router } from 'express';
+import { graphql } from '../generated/gql/index.js';
+import { ApiError } from '../core/errors.js';
+import { runOperation } from '../graphql/executor.js';
+import { contextFor } from '../rest/request.js';
+import { asyncHandler } from '../rest/middleware.js';
+import { redirectWith, type AuthorizeDecision, type AuthorizeRequest, type RawParams } from './authorize.js';
+import {
+  BROWSER_COOKIE,
+  checkFormToken,
+  FORM_TTL_SEC,
+  formToken,
+  isBrowserId,
+  newBrowserId,
+} from './authorize-form.js';
+import { messagePage, mfaPage, passwordPage, STYLE_HASH } from './authorize-page.js';
+
+const AuthorizeLoginDoc = graphql(`
+  mutation AuthorizeLogin(
+    $email: String!
+    $password: String!
+    $scope: String
+    $codeChallenge: String
+    $codeChallengeMethod: String
+    $projectId: String
+    $clientId: String
+    $redirectUri: String
+    $nonce: String
+  ) {
+    login(
+      email: $email
+      password: $password
+      scope: $scope
+      codeChallenge: $codeChallenge
+      codeChallengeMethod: $codeChallengeMethod
+      projectId: $projectId
+      clientId: $clientId
+      redirectUri: $redirectUri
+      nonce: $nonce
+    ) {
+      login
+      code
+      mfaRequired
+      mfaEnrollRequired
+    }
+  }
+`);
+
+const AuthorizeVerifyDoc = graphql(`
+  mutation AuthorizeVerifyMfa($login: String!, $token: String!) {
+    verifyMfa(login: $login, token: $token) {
+      code
+    }
+  }
+`);
+
+/** Sends a page with the sign-in page's headers; `formTo` is the origin a post's redirect may lead to. */
+function sendPage(res: Response, status: number, html: string, formTo?: string): void {
+  const formAction = formTo ? `'self' ${formTo}` : "'none'";
+  res
+    .status(status)
+    .setHeader('Cache-Control', 'no-store')
+    .setHeader('Pragma', 'no-cache')
+    .setHeader(
+      'Content-Security-Policy',
+      `default-src 'none'; style-src ${STYLE_HASH}; img-src data:; form-action ${formAction}; ` +
+        "frame-ancestors 'none'; base-uri 'none'",
+    )
+    .setHeader('X-Frame-Options', 'DENY')
+    .setHeader('Referrer-Policy', 'no-referrer')
+    .type('html')
+    .send(html);
+}
+
+/** Redirects the browser to the client (302 for GET, 303 after a POST: RFC 9700 4.12). */
+function sendRedirect(req: Request, res: Response, location: string): void {
+  res
+    .status(req.method === 'POST' ? 303 : 302)
+    .setHeader('Cache-Control', 'no-store')
+    .setHeader('Referrer-Policy', 'no-referrer')
+    .setHeader('Location', location)
+    .end();
+}
+
+/** The browser's cookie value, if it has a well-formed one. */
+function browserOf(req: Request): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [name, value] = part.trim().split('=', 2);
+    if (name === BROWSER_COOKIE && isBrowserId(value)) return value;
+  }
+  return undefined;
+}
+
+/** The browser's cookie value, set now when it has none. */
+function ensureBrowser(req: Request, res: Response): string {
+  const existing = browserOf(req);
+  if (existing) return existing;
+  const id = newBrowserId();
+  const secure = req.api.config.baseUrl.startsWith('https:') ? '; Secure' : '';
+  res.append(
+    'Set-Cookie',
+    `${BROWSER_COOKIE}=${id}; Path=/oauth2/; HttpOnly; SameSite=Lax; Max-Age=${FORM_TTL_SEC * 24}${secure}`,
+  );
+  return id;
+}
+
+/** The GET URL that starts this request again (the link of a page that ends the flow). */
+function restartHref(r: AuthorizeRequest): string {
+  const q = new URLSearchParams({
+    response_type: 'code',
+    client_id: r.clientId,
+    redirect_uri: r.redirectUri,
+  });
+  for (const [k, v] of [
+    ['state', r.state],
+    ['code_challenge', r.codeChallenge],
+    ['code_challenge_method', r.codeChallengeMethod],
+    ['scope', r.scope],
+    ['nonce', r.nonce],
+  ] as const)
+    if (v !== undefined) q.set(k, v);
+  return `authorize?${q.toString()}`;
+}
+
+/** Answers a decision that is not `ok`; returns the request when it is. */
+function settle(req: Request, res: Response, d: AuthorizeDecision): AuthorizeRequest | undefined {
+  if (d.kind === 'ok') return d.request;
+  if (d.kind === 'page') sendPage(res, 400, messagePage('Sign-in request refused', d.message));
+  else
+    sendRedirect(
+      req,
+      res,
+      redirectWith(d.redirectUri, { error: d.error, error_description: d.description, state: d.state }),
+    );
+  return undefined;
+}
+
+const originOf = (uri: string) => new URL(uri).origin;
+
+/** Back to the client with the authorization code. */
+function sendCode(req: Request, res: Response, r: AuthorizeRequest, code: string): void {
+  sendRedirect(req, res, redirectWith(r.redirectUri, { code, state: r.state }));
+}
+
+/** A form field's string value ('' when absent or not a single string). */
+function field(body: RawParams, name: string): string {
+  const v = body[name];
+  return typeof v === 'string' ? v : '';
+}
+
+/** The page for a throttled step (429 with Retry-After, as /auth/login answers). */
+function throttledPage(res: Response, err: ApiError, r: AuthorizeRequest): void {
+  const after = err.headers?.['Retry-After'];
+  if (after) res.setHeader('Retry-After', after);
+  sendPage(
+    res,
+    429,
+    messagePage('Too many attempts', `Too many failed attempts. Try again in ${after ?? 'a few'} seconds.`, {
+      href: restartHref(r),
+      label: 'Start again',
+    }),
+  );
+}
+
+/** The password step: the same sign-in as /auth/login, bound to the client, redirect URI, PKCE, scope and nonce. */
+async function passwordStep(
+  req: Request,
+  res: Response,
+  r: AuthorizeRequest,
+  body: RawParams,
+): Promise<void> {
+  const browser = browserOf(req) as string;
+  const key = contextFor(req).services.auth.keys.formKey;
+  const email = field(body, 'email').slice(0, 320);
+  const again = (status: number, error: string) =>
+    sendPage(
+      res,
+      status,
+      passwordPage({ req: r, csrf: formToken(key, 'password', browser, r), email, error }),
+      originOf(r.redirectUri),
+    );
+  const password = field(body, 'password');
+  if (!email || !password) return again(400, 'Enter your email and password.');
+  let result;
+  try {
+    const data = await runOperation(
+      AuthorizeLoginDoc,
+      {
+        email,
+        password,
+        scope: r.scope,
+        codeChallenge: r.codeChallenge,
+        codeChallengeMethod: r.codeChallengeMethod,
+        projectId: r.projectId,
+        clientId: r.clientId,
+        redirectUri: r.redirectUri,
+        nonce: r.nonce,
+      },
+      contextFor(req),
+    );
+    result = data.login;
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status >= 500) throw err;
+    if (err.status === 429) return throttledPage(res, err, r);
+    // The account is not a member of the client's project: the same words, to tell no more than a wrong password.
+    if (err.status === 403) return again(403, 'This account cannot sign in to this application.');
+    return again(400, 'Email or password is invalid.');
+  }
+  if (result.code) return sendCode(req, res, r, result.code);
+  if (result.mfaRequired)
+    return sendPage(
+      res,
+      200,
+      mfaPage({ req: r, login: result.login, csrf: formToken(key, 'mfa', browser, r, result.login) }),
+      originOf(r.redirectUri),
+    );
+  // mfaEnrollRequired: enrolment is not offered inside this flow (docs/sessions-and-security.md).
+  sendPage(
+    res,
+    403,
+    messagePage(
+      'Second factor required',
+      'Your project requires a second factor (an authenticator app) and your account has none yet. Set one ' +
+        'up first (your project administrator can tell you how: sign in once through /auth/login, which offers ' +
+        'enrolment), then sign in to this application again.',
+      { href: restartHref(r), label: 'Start again' },
+    ),
+  );
+}
+
+/** The second-factor step: the same completion as /auth/mfa/verify. */
+async function mfaStep(req: Request, res: Response, r: AuthorizeRequest, body: RawParams): Promise<void> {
+  const browser = browserOf(req) as string;
+  const key = contextFor(req).services.auth.keys.formKey;
+  const login = field(body, 'login');
+  const again = (status: number, error: string) =>
+    sendPage(
+      res,
+      status,
+      mfaPage({ req: r, login, csrf: formToken(key, 'mfa', browser, r, login), error }),
+      originOf(r.redirectUri),
+    );
+  const token = field(body, 'token').trim();
+  if (!token) return again(400, 'Enter the code.');
+  let code: string | null | undefined;
+  try {
+    code = (await runOperation(AuthorizeVerifyDoc, { login, token }, contextFor(req))).verifyMfa.code;
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status >= 500) throw err;
+    if (err.status === 429) return throttledPage(res, err, r);
+    if (err.expression?.includes('token')) return again(400, err.message);
+    return sendPage(
+      res,
+      400,
+      messagePage('Sign-in expired', 'This sign-in has expired or was already completed. Start again.', {
+        href: restartHref(r),
+        label: 'Start again',
+      }),
+    );
+  }
+  if (!code) throw new Error('verifyMfa answered without a code');
+  sendCode(req, res, r, code);
+}
+
+/** Adds GET and POST /oauth2/authorize to the /oauth2 router. */
+export function addAuthorizeRoutes(r: Router): void {
+  r.get(
+    '/oauth2/authorize',
+    asyncHandler(async (req, res) => {
+      const auth = contextFor(req).services.auth;
+      const request = settle(req, res, await auth.authorize.check(req.query as RawParams));
+      if (!request) return;
+      const browser = ensureBrowser(req, res);
+      const csrf = formToken(auth.keys.formKey, 'password', browser, request);
+      sendPage(
+        res,
+        200,
+        passwordPage({ req: request, csrf, email: request.loginHint }),
+        originOf(request.redirectUri),
+      );
+    }),
+  );
+
+  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 });
+  r.post(
+    '/oauth2/authorize',
+    form,
+    asyncHandler(async (req, res) => {
+      if (!req.is('application/x-www-form-urlencoded'))
+        return sendPage(
+          res,
+          400,
+          messagePage('Sign-in request refused', 'The sign-in form was not sent as a form.'),
+        );
+      const body = (req.body ?? {}) as RawParams;
+      const auth = contextFor(req).services.auth;
+      const request = settle(req, res, await auth.authorize.check(body));
+      if (!request) return;
+      const step = field(body, 'step');
+      if (step !== 'password' && step !== 'mfa')
+        return sendPage(res, 400, messagePage('Sign-in request refused', 'The sign-in form is not valid.'));
+      const login = step === 'mfa' ? field(body, 'login') : '';
+      if (!checkFormToken(auth.keys.formKey, body.csrf, step, browserOf(req), request, login)) {
+        // A form from another site or browser, or an old one: nothing is signed in; the user may start again.
+        return sendPage(
+          res,
+          403,
+          messagePage(
+            'Sign-in form expired',
+            'This sign-in form has expired or was not sent from this browser. Start again.',
+            { href: restartHref(request), label: 'Start again' },
+          ),
+        );
+      }
+      if (field(body, 'cancel')) {
+        return sendRedirect(
+          req,
+          res,
+          redirectWith(request.redirectUri, {
+            error: 'access_denied',
+            error_description: 'The user cancelled the sign-in',
+            state: request.state,
+          }),
+        );
+      }
+      if (step === 'password') await passwordStep(req, res, request, body);
+      else await mfaStep(req, res, request, body);
+    }),
+  );
+}
