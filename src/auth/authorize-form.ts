@@ -1,5 +1,5 @@
 // CSRF tokens of the sign-in page (/oauth2/authorize): each form carries an HMAC over its step, the browser's own
-// random cookie value, the pending authorization request (and, on the second-factor step, the sign-in's id), and
+// random cookie value, the pending authorization request (and, after the password, the sign-in's id), and
 // the time it was made. A form posted from another site lacks the cookie (SameSite=Lax) and a form made for another
 // browser or request does not match, so neither signs anyone in (login CSRF). Stateless: any instance on the same
 // database checks it (the key derives from the shared signing key). Compared in constant time.
@@ -7,8 +7,9 @@ import crypto from 'node:crypto';
 import type { AuthorizeRequest } from './authorize.js';
 import { safeEqual } from './passwords.js';
 
-/** The form steps a token is made for: the password form, the second-factor code, the cancel button of either. */
-export type FormStep = 'password' | 'mfa';
+/** The form steps a token is made for: the password form, the second-factor code, the enrolment a project requires
+ * and the page of recovery codes after it (each form's cancel button posts its step's token). */
+export type FormStep = 'password' | 'mfa' | 'enroll' | 'continue';
 
 /** How long a sign-in form stays good (seconds). */
 export const FORM_TTL_SEC = 3600;

@@ -1,5 +1,5 @@
-// The server's sign-in pages for /oauth2/authorize: the password form, the second-factor form, and the pages that
-// explain why a request cannot go on. Plain HTML forms that work without JavaScript; every value is escaped; the
+// The server's sign-in pages for /oauth2/authorize: the password form, the second-factor form, the enrolment a
+// project requires and its recovery codes, and the pages that explain why a request cannot go on. Plain HTML forms that work without JavaScript; every value is escaped; the
 // pending authorization request rides in hidden fields (checked again, and bound by the CSRF token, on each post).
 // The one inline style is allowed by its hash in the page's Content-Security-Policy (authorize-routes.ts).
 import crypto from 'node:crypto';
@@ -92,6 +92,59 @@ ${hiddenRequest(opts.req)}
 <input id="token" type="text" name="token" inputmode="numeric" autocomplete="one-time-code" required maxlength="64" autofocus>
 <button type="submit" id="submit">Verify</button>
 <button type="submit" name="cancel" value="1" formnovalidate>Cancel</button>
+</form>`,
+  );
+}
+
+/** The enrolment a project requires: scan the QR code (or type the secret), then confirm with a code. */
+export function enrolPage(opts: {
+  req: AuthorizeRequest;
+  csrf: string;
+  login: string;
+  enrollUri: string;
+  enrollQrCode: string;
+  error?: string;
+}): string {
+  const secret = new URL(opts.enrollUri).searchParams.get('secret') ?? '';
+  return layout(
+    'Set up your second factor',
+    `<p class="app">to continue to <strong>${escapeHtml(opts.req.clientName)}</strong></p>
+${alert(opts.error)}<p>Your project requires a second factor. Scan this code with an authenticator app, or enter the
+key <code>${escapeHtml(secret)}</code> in it, then type the 6-digit code it shows.</p>
+<p><img src="${escapeHtml(opts.enrollQrCode)}" alt="QR code of the authenticator key" width="200" height="200"></p>
+<form method="post" action="authorize">
+${hiddenRequest(opts.req)}
+<input type="hidden" name="step" value="enroll">
+<input type="hidden" name="login" value="${escapeHtml(opts.login)}">
+<input type="hidden" name="enroll_uri" value="${escapeHtml(opts.enrollUri)}">
+<input type="hidden" name="csrf" value="${escapeHtml(opts.csrf)}">
+<label for="token">The 6-digit code from your authenticator app</label>
+<input id="token" type="text" name="token" inputmode="numeric" autocomplete="one-time-code" required maxlength="64" autofocus>
+<button type="submit" id="submit">Confirm</button>
+<button type="submit" name="cancel" value="1" formnovalidate>Cancel</button>
+</form>`,
+  );
+}
+
+/** After an enrolment: the recovery codes, shown once, then on to the application. */
+export function recoveryPage(opts: {
+  req: AuthorizeRequest;
+  csrf: string;
+  login: string;
+  recoveryCodes: string[];
+}): string {
+  const codes = opts.recoveryCodes.map((c) => `<li><code>${escapeHtml(c)}</code></li>`).join('');
+  return layout(
+    'Save your recovery codes',
+    `<p>Your second factor is set up. If you lose your authenticator app, each of these codes signs you in once.
+They are shown only now: write them down or store them safely.</p>
+<ol id="recovery-codes">${codes}</ol>
+<form method="post" action="authorize">
+${hiddenRequest(opts.req)}
+<input type="hidden" name="step" value="continue">
+<input type="hidden" name="login" value="${escapeHtml(opts.login)}">
+<input type="hidden" name="csrf" value="${escapeHtml(opts.csrf)}">
+<button type="submit" id="submit">I have saved them: continue to ${escapeHtml(opts.req.clientName)}</button>
 </form>`,
   );
 }

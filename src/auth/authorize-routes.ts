@@ -1,9 +1,10 @@
 // GET and POST /oauth2/authorize: the browser sign-in of third-party apps (RFC 6749 4.1 with PKCE, OIDC Core 3.1).
 // GET checks the request (authorize.ts) and shows the password form; each POST checks it again from the form, then
-// its CSRF token (authorize-form.ts), then runs the same sign-in operations as /auth/login and /auth/mfa/verify
-// (so their throttles and hooks apply) and answers with the next page or a 303 to the client's redirect URI. Pages
-// are never cached, framed, or sent with a Referer; they load nothing and post only here (or, by the redirect
-// that follows a post, to the client's own origin).
+// its CSRF token (authorize-form.ts), then runs the same sign-in operations as /auth/login, /auth/mfa/verify and
+// /auth/mfa/login-enroll (so their throttles and hooks apply) and answers with the next page (the code of the second
+// factor, or its enrolment and recovery codes) or a 303 to the client's redirect URI. Pages are never cached,
+// framed, or sent with a Referer; they load nothing and post only here (or, by the redirect that follows a post, to
+// the client's own origin).
 import express, { type Request, type Response, type Router } from 'express';
 import { graphql } from '../generated/gql/index.js';
 import { ApiError } from '../core/errors.js';
@@ -18,8 +19,10 @@ import {
   formToken,
   isBrowserId,
   newBrowserId,
+  type FormStep,
 } from './authorize-form.js';
-import { messagePage, mfaPage, passwordPage, STYLE_HASH } from './authorize-page.js';
+import { enrolPage, messagePage, mfaPage, passwordPage, recoveryPage, STYLE_HASH } from './authorize-page.js';
+import { qrDataUrl } from './totp.js';
 
 const AuthorizeLoginDoc = graphql(`
   mutation AuthorizeLogin(
@@ -48,6 +51,8 @@ const AuthorizeLoginDoc = graphql(`
       code
       mfaRequired
       mfaEnrollRequired
+      enrollUri
+      enrollQrCode
     }
   }
 `);
@@ -55,6 +60,22 @@ const AuthorizeLoginDoc = graphql(`
 const AuthorizeVerifyDoc = graphql(`
   mutation AuthorizeVerifyMfa($login: String!, $token: String!) {
     verifyMfa(login: $login, token: $token) {
+      code
+    }
+  }
+`);
+
+const AuthorizeEnrollDoc = graphql(`
+  mutation AuthorizeEnrollMfa($login: String!, $token: String!) {
+    enrollMfaAtLogin(login: $login, token: $token) {
+      recoveryCodes
+    }
+  }
+`);
+
+const AuthorizeRenewDoc = graphql(`
+  mutation AuthorizeRenewCode($login: String!) {
+    renewLoginCode(login: $login) {
       code
     }
   }
@@ -220,18 +241,97 @@ async function passwordStep(
       mfaPage({ req: r, login: result.login, csrf: formToken(key, 'mfa', browser, r, result.login) }),
       originOf(r.redirectUri),
     );
-  // mfaEnrollRequired: enrolment is not offered inside this flow (docs/sessions-and-security.md).
+  // mfaEnrollRequired: the project requires a factor the user lacks; enrol it here (as /auth/mfa/login-enroll).
+  const enrollUri = result.enrollUri ?? '';
   sendPage(
     res,
-    403,
-    messagePage(
-      'Second factor required',
-      'Your project requires a second factor (an authenticator app) and your account has none yet. Set one ' +
-        'up first (your project administrator can tell you how: sign in once through /auth/login, which offers ' +
-        'enrolment), then sign in to this application again.',
-      { href: restartHref(r), label: 'Start again' },
-    ),
+    200,
+    enrolPage({
+      req: r,
+      login: result.login,
+      enrollUri,
+      enrollQrCode: result.enrollQrCode ?? '',
+      csrf: formToken(key, 'enroll', browser, r, `${result.login} ${enrollUri}`),
+    }),
+    originOf(r.redirectUri),
   );
+}
+
+/** A page that ends a sign-in whose pending state is gone (expired, completed, or revoked meanwhile). */
+function expiredPage(res: Response, r: AuthorizeRequest): void {
+  sendPage(
+    res,
+    400,
+    messagePage('Sign-in expired', 'This sign-in has expired or was already completed. Start again.', {
+      href: restartHref(r),
+      label: 'Start again',
+    }),
+  );
+}
+
+/** The enrolment step: the same as /auth/mfa/login-enroll; then the recovery codes, shown once. */
+async function enrollStep(req: Request, res: Response, r: AuthorizeRequest, body: RawParams): Promise<void> {
+  const browser = browserOf(req) as string;
+  const key = contextFor(req).services.auth.keys.formKey;
+  const login = field(body, 'login');
+  // Bound by the form's token with the login id: it is the URI this server made for this sign-in.
+  const enrollUri = field(body, 'enroll_uri');
+  const token = field(body, 'token').trim();
+  let recoveryCodes: string[] | null | undefined;
+  try {
+    if (!token) throw new ApiError(400, 'invalid', 'Enter the code.', { expression: ['token'] });
+    const data = await runOperation(AuthorizeEnrollDoc, { login, token }, contextFor(req));
+    recoveryCodes = data.enrollMfaAtLogin.recoveryCodes;
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status >= 500) throw err;
+    if (err.status === 429) return throttledPage(res, err, r);
+    if (!err.expression?.includes('token')) return expiredPage(res, r);
+    return sendPage(
+      res,
+      400,
+      enrolPage({
+        req: r,
+        login,
+        enrollUri,
+        enrollQrCode: await qrDataUrl(enrollUri),
+        csrf: formToken(key, 'enroll', browser, r, `${login} ${enrollUri}`),
+        error: err.message,
+      }),
+      originOf(r.redirectUri),
+    );
+  }
+  // The code the enrolment made is never sent: the page of recovery codes may stay open longer than a code lives,
+  // so its Continue asks for a fresh one.
+  sendPage(
+    res,
+    200,
+    recoveryPage({
+      req: r,
+      login,
+      recoveryCodes: recoveryCodes ?? [],
+      csrf: formToken(key, 'continue', browser, r, login),
+    }),
+    originOf(r.redirectUri),
+  );
+}
+
+/** After the recovery codes: a fresh code for the enrolled sign-in, and back to the client. */
+async function continueStep(
+  req: Request,
+  res: Response,
+  r: AuthorizeRequest,
+  body: RawParams,
+): Promise<void> {
+  let code: string | null | undefined;
+  try {
+    code = (await runOperation(AuthorizeRenewDoc, { login: field(body, 'login') }, contextFor(req)))
+      .renewLoginCode.code;
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status >= 500) throw err;
+    return expiredPage(res, r);
+  }
+  if (!code) throw new Error('renewLoginCode answered without a code');
+  sendCode(req, res, r, code);
 }
 
 /** The second-factor step: the same completion as /auth/mfa/verify. */
@@ -255,17 +355,28 @@ async function mfaStep(req: Request, res: Response, r: AuthorizeRequest, body: R
     if (!(err instanceof ApiError) || err.status >= 500) throw err;
     if (err.status === 429) return throttledPage(res, err, r);
     if (err.expression?.includes('token')) return again(400, err.message);
-    return sendPage(
-      res,
-      400,
-      messagePage('Sign-in expired', 'This sign-in has expired or was already completed. Start again.', {
-        href: restartHref(r),
-        label: 'Start again',
-      }),
-    );
+    return expiredPage(res, r);
   }
   if (!code) throw new Error('verifyMfa answered without a code');
   sendCode(req, res, r, code);
+}
+
+type Step = (req: Request, res: Response, r: AuthorizeRequest, body: RawParams) => Promise<void>;
+
+/** Each form's step and what it does. */
+const STEPS: Record<FormStep, Step> = {
+  password: passwordStep,
+  mfa: mfaStep,
+  enroll: enrollStep,
+  continue: continueStep,
+};
+
+/** What a step's token binds besides the request: nothing for the password, the sign-in after it (and for the
+ * enrolment, the URI it shows). */
+function boundTo(step: FormStep, body: RawParams): string {
+  if (step === 'password') return '';
+  if (step === 'enroll') return `${field(body, 'login')} ${field(body, 'enroll_uri')}`;
+  return field(body, 'login');
 }
 
 /** Adds GET and POST /oauth2/authorize to the /oauth2 router. */
@@ -302,11 +413,10 @@ export function addAuthorizeRoutes(r: Router): void {
       const auth = contextFor(req).services.auth;
       const request = settle(req, res, await auth.authorize.check(body));
       if (!request) return;
-      const step = field(body, 'step');
-      if (step !== 'password' && step !== 'mfa')
+      const step = field(body, 'step') as FormStep;
+      if (!STEPS[step])
         return sendPage(res, 400, messagePage('Sign-in request refused', 'The sign-in form is not valid.'));
-      const login = step === 'mfa' ? field(body, 'login') : '';
-      if (!checkFormToken(auth.keys.formKey, body.csrf, step, browserOf(req), request, login)) {
+      if (!checkFormToken(auth.keys.formKey, body.csrf, step, browserOf(req), request, boundTo(step, body))) {
         // A form from another site or browser, or an old one: nothing is signed in; the user may start again.
         return sendPage(
           res,
@@ -329,8 +439,7 @@ export function addAuthorizeRoutes(r: Router): void {
           }),
         );
       }
-      if (step === 'password') await passwordStep(req, res, request, body);
-      else await mfaStep(req, res, request, body);
+      await STEPS[step](req, res, request, body);
     }),
   );
 }

@@ -15,10 +15,11 @@ import '../fhir/graphql.js';
 import '../bots/graphql.js';
 import '../terminology/graphql.js';
 
-/** Root fields kept out of the public schema: RFC 6749 token, RFC 7662 introspection, RFC 7009 revocation. */
+/** Root fields kept out of the public schema: RFC 6749 token, RFC 7662 introspection, RFC 7009 revocation, and the
+ * browser sign-in's code renewal (/oauth2/authorize). */
 export const INTERNAL_FIELDS: Readonly<Record<string, readonly string[]>> = {
   Query: ['introspect'],
-  Mutation: ['token', 'revokeToken'],
+  Mutation: ['token', 'revokeToken', 'renewLoginCode'],
 };
 
 /** The full schema, for internal operations (REST handlers, bots' `medplum` calls). */

@@ -189,7 +189,7 @@ describe('second factor on the sign-in page', () => {
     expect(swapped.status).toBe(403);
   });
 
-  it('a project that requires a factor the user lacks: a page that says so, no redirect', async () => {
+  it('a project that requires a factor the user lacks: enrol on the page, see the recovery codes, continue', async () => {
     const project = await createProject(s.base, s.token, 'MFA required');
     const required = await call(s.base, 'POST', 'graphql', {
       token: project.token,
@@ -199,17 +199,61 @@ describe('second factor on the sign-in page', () => {
     expect(required.body.data?.setProjectMfaRequired.mfaRequired, required.text).toBe(true);
     const strictApp = await createClient(s.base, project.token, [REDIRECT]);
     const browser = new FormBrowser(s.base);
+    const pkce = pkcePair();
     const page = await browser.open({
       response_type: 'code',
       client_id: strictApp.id,
       redirect_uri: REDIRECT,
-      code_challenge: pkcePair().challenge,
+      code_challenge: pkce.challenge,
       code_challenge_method: 'S256',
+      state: 'e',
     });
-    const a = await browser.submit({ ...page.fields, email: project.email, password: project.password });
-    expect(a.status).toBe(403);
-    expect(a.location).toBeNull();
-    expect(a.html).toContain('requires a second factor');
+    const enrol = await browser.submit({ ...page.fields, email: project.email, password: project.password });
+    expect(enrol.status).toBe(200);
+    expect(enrol.html).toContain('Set up your second factor');
+    expect(enrol.html).toMatch(/<img src="data:image\/png;base64,/);
+    const enrolSecret = new URL(enrol.fields.enroll_uri).searchParams.get('secret') ?? '';
+    expect(enrol.html).toContain(enrolSecret);
+    // A changed enrolment URI breaks the form's token.
+    const tampered = await browser.submit({
+      ...enrol.fields,
+      enroll_uri: 'otpauth://totp/x?secret=AAAA',
+      token: '1',
+    });
+    expect(tampered.status).toBe(403);
+    const wrong = await browser.submit({ ...enrol.fields, token: 'abc' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.html).toMatch(/<img src="data:image\/png;base64,/);
+    expect(wrong.location).toBeNull();
+    const codes = await browser.submit({ ...wrong.fields, token: await codeAt(enrolSecret) });
+    expect(codes.status, codes.html).toBe(200);
+    expect(codes.location).toBeNull();
+    expect(codes.headers.get('cache-control')).toBe('no-store');
+    expect(codes.html.match(/<li><code>/g)).toHaveLength(10);
+    const done = await browser.submit(codes.fields);
+    expect(done.status).toBe(303);
+    const t = await exchangeCode(s.base, {
+      code: codeOf(done),
+      verifier: pkce.verifier,
+      clientId: strictApp.id,
+      redirectUri: REDIRECT,
+    });
+    expect(t.status, t.text).toBe(200);
+    const jwks = await call(s.base, 'GET', '.well-known/jwks.json');
+    const { payload } = await jwtVerify(t.body.id_token, createLocalJWKSet(jwks.body), {
+      audience: strictApp.id,
+    });
+    expect(payload.amr).toEqual(['pwd', 'otp', 'mfa']);
+    // Once the code is redeemed, Continue gives no other.
+    const again = await browser.submit(codes.fields);
+    expect(again.status).toBe(400);
+    expect(again.location).toBeNull();
+    // The renewal is not in the public schema.
+    const direct = await call(s.base, 'POST', 'graphql', {
+      headers: json,
+      body: { query: `mutation { renewLoginCode(login: "${codes.fields.login}") { code } }` },
+    });
+    expect(direct.body.errors?.[0]?.message).toMatch(/renewLoginCode/);
   });
 });
 
