@@ -4,7 +4,7 @@
 // the throttle, another project's client; cancel; and the code it yields, bound to client, redirect URI and PKCE.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/auth/passwords.js';
-import { useTestServer } from '../helpers/server.js';
+import { signIn as apiSignIn, useTestServer, withTestServer } from '../helpers/server.js';
 import { addUser, createProject, type Account, type ProjectAdmin } from '../helpers/projects.js';
 import {
   createClient,
@@ -319,6 +319,60 @@ describe('password sign-in', () => {
     const browser = new FormBrowser(s.base);
     const page = await browser.open(params());
     expectErrorRedirect(await browser.submit({ ...page.fields, cancel: '1' }), 'access_denied');
+  });
+});
+
+describe('client kinds and PKCE methods', () => {
+  it('a confidential client redeems the code with its secret (without it: invalid_client, the code kept)', async () => {
+    const conf = await createClient(s.base, admin.token, [REDIRECT], 'confidential');
+    const { answer, pkce } = await signIn(member.email, member.password, { client_id: conf.id });
+    const code = codeOf(answer);
+    const bare = await exchangeCode(s.base, {
+      code,
+      verifier: pkce.verifier,
+      clientId: conf.id,
+      redirectUri: REDIRECT,
+    });
+    expect(bare.status).toBe(401);
+    expect(bare.body.error).toBe('invalid_client');
+    const t = await exchangeCode(s.base, {
+      code,
+      verifier: pkce.verifier,
+      clientId: conf.id,
+      clientSecret: conf.secret ?? '',
+      redirectUri: REDIRECT,
+    });
+    expect(t.status, t.text).toBe(200);
+    expect(t.body.id_token).toBeTruthy();
+  });
+
+  it('without code_challenge_method the challenge is plain (RFC 7636 4.3), accepted while PKCE_ALLOW_PLAIN', async () => {
+    const verifier = pkcePair().verifier;
+    const { answer } = await signIn(member.email, member.password, {
+      code_challenge: verifier,
+      code_challenge_method: undefined,
+    });
+    const t = await exchangeCode(s.base, {
+      code: codeOf(answer),
+      verifier,
+      clientId: app.id,
+      redirectUri: REDIRECT,
+    });
+    expect(t.status, t.text).toBe(200);
+  });
+
+  it('PKCE_ALLOW_PLAIN=false: plain, stated or implied, goes back as invalid_request', async () => {
+    await withTestServer({ config: { pkceAllowPlain: false } }, async (strict) => {
+      const token = (await apiSignIn(strict.base)).access_token;
+      const c = await createClient(strict.base, token, [REDIRECT]);
+      const verifier = pkcePair().verifier;
+      for (const method of ['plain', undefined]) {
+        const a = await new FormBrowser(strict.base).open(
+          params({ client_id: c.id, code_challenge: verifier, code_challenge_method: method }),
+        );
+        expectErrorRedirect(a, 'invalid_request');
+      }
+    });
   });
 });
 
