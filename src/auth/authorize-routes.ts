@@ -123,10 +123,13 @@ function ensureBrowser(req: Request, res: Response): string {
   const existing = browserOf(req);
   if (existing) return existing;
   const id = newBrowserId();
-  const secure = req.api.config.baseUrl.startsWith('https:') ? '; Secure' : '';
+  // The path the browser sees (BASE_URL's, behind a proxy that adds a prefix), so the cookie goes with the posts.
+  const base = new URL(req.api.config.baseUrl);
+  const secure = base.protocol === 'https:' ? '; Secure' : '';
   res.append(
     'Set-Cookie',
-    `${BROWSER_COOKIE}=${id}; Path=/oauth2/; HttpOnly; SameSite=Lax; Max-Age=${FORM_TTL_SEC * 24}${secure}`,
+    `${BROWSER_COOKIE}=${id}; Path=${base.pathname}oauth2/; HttpOnly; SameSite=Lax; Max-Age=${FORM_TTL_SEC * 24}` +
+      secure,
   );
   return id;
 }

@@ -171,7 +171,9 @@ describe('the sign-in page', () => {
     expect(a.headers.get('x-frame-options')).toBe('DENY');
     expect(a.headers.get('cache-control')).toBe('no-store');
     expect(a.headers.get('referrer-policy')).toBe('no-referrer');
-    expect(a.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Lax/);
+    expect(a.headers.get('set-cookie')).toMatch(
+      /^authorize_browser=[\w-]{43}; Path=\/oauth2\/; HttpOnly; SameSite=Lax/,
+    );
     expect(a.html).not.toContain('<script>');
     expect(a.html).toContain('&#60;b&#62;'); // the client's name, escaped
     expect(a.fields.email).toBe('"><script>alert(1)</script>');
