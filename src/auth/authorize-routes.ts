@@ -234,6 +234,9 @@ async function passwordStep(
     if (err.status === 429) return throttledPage(res, err, r);
     // The account is not a member of the client's project: the same words, to tell no more than a wrong password.
     if (err.status === 403) return again(403, 'This account cannot sign in to this application.');
+    // Another fault (the client deleted meanwhile, ...) is said as it is; a wrong password as sign-in says it.
+    if (!err.expression?.some((e) => e === 'email' || e === 'password'))
+      return again(err.status, err.message);
     return again(400, 'Email or password is invalid.');
   }
   if (result.code) return sendCode(req, res, r, result.code);
@@ -382,11 +385,25 @@ function boundTo(step: FormStep, body: RawParams): string {
   return field(body, 'login');
 }
 
+/** A page handler: a 503 on the way (too many password hashes waiting, the database unreachable) is a page too. */
+function pageHandler(fn: (req: Request, res: Response) => Promise<void>) {
+  return asyncHandler(async (req, res) => {
+    try {
+      await fn(req, res);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 503 || res.headersSent) throw err;
+      const after = err.headers?.['Retry-After'];
+      if (after) res.setHeader('Retry-After', after);
+      sendPage(res, 503, messagePage('Try again shortly', 'The server is busy. Try again in a moment.'));
+    }
+  });
+}
+
 /** Adds GET and POST /oauth2/authorize to the /oauth2 router. */
 export function addAuthorizeRoutes(r: Router): void {
   r.get(
     '/oauth2/authorize',
-    asyncHandler(async (req, res) => {
+    pageHandler(async (req, res) => {
       const auth = contextFor(req).services.auth;
       const request = settle(req, res, await auth.authorize.check(req.query as RawParams));
       if (!request) return;
@@ -405,7 +422,7 @@ export function addAuthorizeRoutes(r: Router): void {
   r.post(
     '/oauth2/authorize',
     form,
-    asyncHandler(async (req, res) => {
+    pageHandler(async (req, res) => {
       if (!req.is('application/x-www-form-urlencoded'))
         return sendPage(
           res,
