@@ -199,7 +199,8 @@ export function oauthRouter(): Router {
       jwks_uri: `${base}.well-known/jwks.json`,
       grant_types_supported: ['authorization_code', 'client_credentials', 'refresh_token'],
       code_challenge_methods_supported: req.api.config.pkceAllowPlain ? ['S256', 'plain'] : ['S256'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      // none: a public client names itself with client_id alone (authorization_code with PKCE, refresh).
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       scopes_supported: ['openid', 'offline_access', 'profile', 'email'],
       response_types_supported: ['code'],
       response_modes_supported: ['query'],

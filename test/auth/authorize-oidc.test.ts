@@ -320,5 +320,6 @@ describe('discovery', () => {
     expect(r.body.id_token_signing_alg_values_supported).toEqual(['ES256']);
     expect(r.body.scopes_supported).toEqual(expect.arrayContaining(['openid', 'email', 'profile']));
     expect(r.body.claims_supported).toEqual(expect.arrayContaining(['sub', 'nonce', 'amr', 'email']));
+    expect(r.body.token_endpoint_auth_methods_supported).toContain('none');
   });
 });
