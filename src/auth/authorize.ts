@@ -132,14 +132,15 @@ export class Authorizations {
     if (responseMode !== undefined && responseMode !== 'query')
       return fail('invalid_request', 'response_mode must be query');
     const challenge = one(params, 'code_challenge');
-    const method = one(params, 'code_challenge_method') ?? 'plain';
+    const method = one(params, 'code_challenge_method');
     if (challenge === undefined)
       return fail('invalid_request', 'code_challenge is required (PKCE, RFC 7636)');
     if (challenge === null || method === null)
       return fail('invalid_request', 'PKCE parameters must be given once');
     let pkce: { challenge: string; method: 'S256' | 'plain' };
     try {
-      pkce = checkChallenge(challenge, method, this.pkceAllowPlain);
+      // RFC 7636 4.3: without a method the challenge is plain.
+      pkce = checkChallenge(challenge, method ?? 'plain', this.pkceAllowPlain);
     } catch (err) {
       return fail('invalid_request', (err as Error).message.replace('codeChallenge', 'code_challenge'));
     }

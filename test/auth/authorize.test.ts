@@ -129,6 +129,11 @@ describe('other faults: back to the client with error and state (RFC 6749 4.1.2.
     expectErrorRedirect(await open({ code_challenge: undefined }), 'invalid_request'));
   it('a malformed S256 challenge', async () =>
     expectErrorRedirect(await open({ code_challenge: 'short' }), 'invalid_request'));
+  it('code_challenge_method given twice', async () => {
+    const q = new URLSearchParams(params() as Record<string, string>);
+    q.append('code_challenge_method', 'plain');
+    expectErrorRedirect(await new FormBrowser(s.base).open(q.toString()), 'invalid_request');
+  });
   it('an unknown code_challenge_method', async () =>
     expectErrorRedirect(await open({ code_challenge_method: 'S512' }), 'invalid_request'));
   it('a scope with a forbidden character', async () =>
