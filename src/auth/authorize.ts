@@ -142,7 +142,11 @@ export class Authorizations {
       // RFC 7636 4.3: without a method the challenge is plain.
       pkce = checkChallenge(challenge, method ?? 'plain', this.pkceAllowPlain);
     } catch (err) {
-      return fail('invalid_request', (err as Error).message.replace('codeChallenge', 'code_challenge'));
+      // checkChallenge names /auth/login's fields; here they are the OAuth2 parameters.
+      const message = (err as Error).message
+        .replaceAll('codeChallengeMethod', 'code_challenge_method')
+        .replaceAll('codeChallenge', 'code_challenge');
+      return fail('invalid_request', message);
     }
     const scope = one(params, 'scope');
     if (scope === null || (scope && (scope.length > MAX_SCOPE || !SCOPE_RE.test(scope))))

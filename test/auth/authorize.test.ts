@@ -134,8 +134,13 @@ describe('other faults: back to the client with error and state (RFC 6749 4.1.2.
     q.append('code_challenge_method', 'plain');
     expectErrorRedirect(await new FormBrowser(s.base).open(q.toString()), 'invalid_request');
   });
-  it('an unknown code_challenge_method', async () =>
-    expectErrorRedirect(await open({ code_challenge_method: 'S512' }), 'invalid_request'));
+  it('an unknown code_challenge_method', async () => {
+    const a = await open({ code_challenge_method: 'S512' });
+    expectErrorRedirect(a, 'invalid_request');
+    expect(new URL(a.location ?? '').searchParams.get('error_description')).toMatch(
+      /^code_challenge_method must/,
+    );
+  });
   it('a scope with a forbidden character', async () =>
     expectErrorRedirect(await open({ scope: 'openid "email"' }), 'invalid_scope'));
   it('prompt=none (no browser session here)', async () =>
