@@ -385,6 +385,18 @@ function boundTo(step: FormStep, body: RawParams): string {
   return field(body, 'login');
 }
 
+/** The first page of a valid request: the password form (and the browser's cookie, when it has none). */
+function showSignIn(req: Request, res: Response, request: AuthorizeRequest): void {
+  const browser = ensureBrowser(req, res);
+  const csrf = formToken(contextFor(req).services.auth.keys.formKey, 'password', browser, request);
+  sendPage(
+    res,
+    200,
+    passwordPage({ req: request, csrf, email: request.loginHint }),
+    originOf(request.redirectUri),
+  );
+}
+
 /** A page handler: a 503 on the way (too many password hashes waiting, the database unreachable) is a page too. */
 function pageHandler(fn: (req: Request, res: Response) => Promise<void>) {
   return asyncHandler(async (req, res) => {
@@ -407,14 +419,7 @@ export function addAuthorizeRoutes(r: Router): void {
       const auth = contextFor(req).services.auth;
       const request = settle(req, res, await auth.authorize.check(req.query as RawParams));
       if (!request) return;
-      const browser = ensureBrowser(req, res);
-      const csrf = formToken(auth.keys.formKey, 'password', browser, request);
-      sendPage(
-        res,
-        200,
-        passwordPage({ req: request, csrf, email: request.loginHint }),
-        originOf(request.redirectUri),
-      );
+      showSignIn(req, res, request);
     }),
   );
 
@@ -433,8 +438,10 @@ export function addAuthorizeRoutes(r: Router): void {
       const auth = contextFor(req).services.auth;
       const request = settle(req, res, await auth.authorize.check(body));
       if (!request) return;
+      // No step: an authorization request sent as a form (OIDC Core 3.1.2.1 allows POST), answered as GET is.
+      if (body.step === undefined) return showSignIn(req, res, request);
       const step = field(body, 'step') as FormStep;
-      if (!STEPS[step])
+      if (!Object.hasOwn(STEPS, step))
         return sendPage(res, 400, messagePage('Sign-in request refused', 'The sign-in form is not valid.'));
       if (!checkFormToken(auth.keys.formKey, body.csrf, step, browserOf(req), request, boundTo(step, body))) {
         // A form from another site or browser, or an old one: nothing is signed in; the user may start again.

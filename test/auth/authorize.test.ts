@@ -426,6 +426,27 @@ describe('CSRF: the form is good only from the browser it was made for, for its 
     });
     expect(a.status).toBe(403);
   });
+  it('an authorization request sent as a form post (no step) gets the sign-in page, as GET', async () => {
+    const b = new FormBrowser(s.base);
+    const a = await b.submit(params({ login_hint: member.email }) as Record<string, string>);
+    expect(a.status).toBe(200);
+    expect(a.fields.step).toBe('password');
+    expect(a.fields.email).toBe(member.email);
+    expect(b.cookie).toMatch(/^authorize_browser=/);
+    const done = await b.submit({ ...a.fields, password: member.password });
+    expect(done.status).toBe(303);
+  });
+  it('an unknown step', async () => {
+    const b = new FormBrowser(s.base);
+    const page = await b.open(params());
+    for (const step of ['admin', 'constructor', '__proto__']) {
+      const a = await b.submit({ ...page.fields, step });
+      expect(a.status).toBe(400);
+    }
+    const a = await b.submit({ ...page.fields, step: 'admin' });
+    expect(a.status).toBe(400);
+    expect(a.location).toBeNull();
+  });
   it('a form post that is not a form', async () => {
     const r = await fetch(`${s.base}oauth2/authorize`, {
       method: 'POST',
