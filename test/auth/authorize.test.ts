@@ -237,6 +237,26 @@ describe('password sign-in', () => {
     expect(me.status).toBe(401);
   });
 
+  it('the audit log records the sign-in, with the client it went through', async () => {
+    const { answer } = await signIn(member.email, member.password);
+    expect(answer.status).toBe(303);
+    const r = await fetch(`${s.base}graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        query:
+          '{ auditEvents(first: 1, action: "signin") { events { action outcome actorUserId actorClientId } } }',
+      }),
+    });
+    const body = (await r.json()) as { data: { auditEvents: { events: unknown[] } } };
+    expect(body.data.auditEvents.events[0]).toEqual({
+      action: 'signin',
+      outcome: 'success',
+      actorUserId: member.userId,
+      actorClientId: app.id,
+    });
+  });
+
   it('the code redeemed by another client: invalid_grant', async () => {
     const { answer, pkce } = await signIn(member.email, member.password);
     const other2 = await createClient(s.base, admin.token, [REDIRECT]);
