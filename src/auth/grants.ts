@@ -81,7 +81,7 @@ export class TokenGrants {
     await this.db.prisma.login.update({ where: { id: login.id }, data: { granted: true } });
     this.cache.invalidate(login.id);
     await this.cache.announce(login.id, { wait: false });
-    return issueTokens(this.db, this.config, this.tokens, login.id);
+    return issueTokens(this.db, this.config, this.tokens, login.id, { idToken: true });
   }
 
   /** grant_type=client_credentials: a confidential client application signs in as itself (a public one cannot). */

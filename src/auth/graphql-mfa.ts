@@ -104,6 +104,17 @@ builder.mutationField('enrollMfaAtLogin', (t) =>
   }),
 );
 
+builder.mutationField('renewLoginCode', (t) =>
+  t.field({
+    type: LoginResultRef,
+    description:
+      'Internal (the browser sign-in of /oauth2/authorize): a fresh authorization code for a sign-in that has just ' +
+      'enrolled its second factor, once its recovery codes were shown.',
+    args: { login: t.arg.string({ required: true }) },
+    resolve: (_r, a, ctx) => ctx.services.auth.mfaSignIn.renewCode(a.login),
+  }),
+);
+
 builder.mutationField('setProjectMfaRequired', (t) =>
   t.field({
     type: ProjectMfaSettingRef,

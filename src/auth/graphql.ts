@@ -330,6 +330,9 @@ builder.mutationField('login', (t) =>
         description:
           "One of the client's registered redirect URIs (exact match); the code exchange repeats it.",
       }),
+      nonce: t.arg.string({
+        description: 'OpenID Connect: a value the ID token of this sign-in repeats (at most 512 characters).',
+      }),
     },
     resolve: (_r, args, ctx) =>
       ctx.services.auth.signIn.login(
@@ -342,6 +345,7 @@ builder.mutationField('login', (t) =>
           projectId: args.projectId ?? undefined,
           clientId: args.clientId ?? undefined,
           redirectUri: args.redirectUri ?? undefined,
+          nonce: args.nonce ?? undefined,
         },
         { userAgent: ctx.request.userAgent, remoteAddress: ctx.request.remoteAddress },
       ),

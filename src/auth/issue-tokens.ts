@@ -5,6 +5,7 @@ import type { Database } from '../db/database.js';
 import { OAuthError } from '../core/oauth-error.js';
 import { randomSecret, sha256 } from './passwords.js';
 import { hasOfflineAccess } from './scope.js';
+import { hasOpenId } from './id-token.js';
 import type { TokenService } from './tokens.js';
 
 /** The token endpoint's successful answer (Medplum-compatible). */
@@ -13,17 +14,22 @@ export interface TokenResponse {
   access_token: string;
   expires_in: number;
   refresh_token?: string;
+  /** OpenID Connect (authorization_code with `openid`, through a client application). */
+  id_token?: string;
   scope: string;
   project: { reference: string };
   profile: { reference: string; display?: string };
 }
 
-/** Tokens for a Login; the client they name is the Login's own (a real client of the project), never request text. */
+/** Tokens for a Login; the client they name is the Login's own (a real client of the project), never request text.
+ * With `idToken` (the authorization_code grant), an ID token too when the sign-in asked for `openid` through a
+ * client application. */
 export async function issueTokens(
   db: Database,
   config: Config,
   tokens: TokenService,
   loginId: string,
+  opts: { idToken?: boolean } = {},
 ): Promise<TokenResponse> {
   // Gone when its client or membership was removed since it was made (the deletion cascades to it).
   const login = await db.prisma.login.findUnique({ where: { id: loginId } });
@@ -53,6 +59,22 @@ export async function issueTokens(
     project: { reference: `Project/${login.projectId}` },
     profile: { reference: profile },
   };
+  if (opts.idToken && login.userId && login.clientId && hasOpenId(login.scope)) {
+    const user = await db.prisma.user.findUnique({ where: { id: login.userId }, select: { email: true } });
+    if (!user) throw sessionGone();
+    response.id_token = await tokens.signId(
+      {
+        userId: login.userId,
+        clientId: login.clientId,
+        authMethod: login.authMethod,
+        scope: login.scope,
+        authTime: login.createdAt,
+        nonce: login.nonce,
+        email: user.email,
+      },
+      config.accessTokenLifetimeSec,
+    );
+  }
   if (offline) {
     const secret = randomSecret();
     const set = await db.prisma.login.updateMany({

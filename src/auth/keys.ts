@@ -10,6 +10,14 @@ export interface SigningKeys {
   privateKey: CryptoKey | KeyObject;
   publicKey: CryptoKey | KeyObject;
   publicJwk: JWK;
+  /** A secret for HMACs of this server's own forms (the sign-in page's CSRF tokens), derived from the private key,
+   * so every instance on one database has the same. */
+  formKey: Buffer;
+}
+
+/** The form HMAC key derived from the private key material (HKDF-SHA256, its own label). */
+function formKeyOf(material: string): Buffer {
+  return Buffer.from(crypto.hkdfSync('sha256', material, 'fhir-server', 'sign-in form tokens', 32));
 }
 
 /** Loads the signing key (configured, stored, or newly generated and stored). */
@@ -29,6 +37,7 @@ export async function loadSigningKeys(db: Database, pem?: string): Promise<Signi
       privateKey,
       publicKey: pub,
       publicJwk: { ...publicJwk, kid, alg: 'ES256', use: 'sig' },
+      formKey: formKeyOf(pem),
     };
   }
   let row = await db.prisma.signingKey.findFirst({ orderBy: { createdAt: 'asc' } });
@@ -52,5 +61,6 @@ export async function loadSigningKeys(db: Database, pem?: string): Promise<Signi
     privateKey: (await importJWK(row.privateJwk as JWK, 'ES256')) as CryptoKey | KeyObject,
     publicKey: (await importJWK(publicJwk, 'ES256')) as CryptoKey | KeyObject,
     publicJwk: { ...publicJwk, kid: row.id, alg: 'ES256', use: 'sig' },
+    formKey: formKeyOf(JSON.stringify(row.privateJwk)),
   };
 }

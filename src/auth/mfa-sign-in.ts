@@ -131,6 +131,29 @@ export class MfaSignIn {
     }
   }
 
+  /** A fresh authorization code for a sign-in that enrolled its factor moments ago and whose code is still unused
+   * (the browser sign-in shows the recovery codes first, longer than a code lives, then continues with this). Only
+   * within MFA_LOGIN_TTL of the sign-in; the previous code stops working. Internal: the caller proves it is the
+   * browser that signed in (authorize-form.ts), as the login id alone is visible to the user and their admins. */
+  async renewCode(loginId: unknown): Promise<LoginResult> {
+    if (!isUuid(loginId)) throw badRequest('login is not a valid login id', ['login']);
+    const code = randomSecret();
+    const done = await this.db.sql(
+      `UPDATE "Login" SET "codeHash" = $2, "codeExpiresAt" = $3
+        WHERE id = $1::uuid AND "authMethod" = 'password+totp' AND "mfaPending" IS NULL AND "codeHash" IS NOT NULL
+          AND "codeUsedAt" IS NULL AND "revokedAt" IS NULL AND "expiresAt" > now() AND "createdAt" > $4
+        RETURNING id`,
+      [
+        loginId,
+        sha256(code),
+        new Date(Date.now() + this.config.authCodeLifetimeSec * 1000),
+        new Date(Date.now() - this.config.mfaLoginTtlSec * 1000),
+      ],
+    );
+    if (done.length === 0) throw loginGone();
+    return { login: loginId, code };
+  }
+
   /** A sign-in that waits for its second factor; 400 naming `login` otherwise. */
   private async pendingLogin(loginId: unknown): Promise<PendingLogin> {
     if (loginId === undefined || loginId === null || loginId === '')

@@ -1,4 +1,5 @@
-// /oauth2/*: token (RFC 6749 + PKCE RFC 7636), logout, revoke (RFC 7009), introspect (RFC 7662); OAuth2 error JSON.
+// /oauth2/*: authorize (authorize-routes.ts), token (RFC 6749 + PKCE RFC 7636), userinfo (OIDC Core 5.3), logout,
+// revoke (RFC 7009), introspect (RFC 7662); OAuth2 error JSON; the discovery document and the JWKS.
 import express, { Router, type Request } from 'express';
 import { graphql } from '../generated/gql/index.js';
 import { OAuthError } from '../core/oauth-error.js';
@@ -6,7 +7,9 @@ import { parseBasic } from '../core/basic-auth.js';
 import { runOperation } from '../graphql/executor.js';
 import { contextFor } from '../rest/request.js';
 import { asyncHandler, requireAuth } from '../rest/middleware.js';
-import { operationOutcome, sendFhir } from '../rest/outcome.js';
+import { operationOutcome, sendError, sendFhir } from '../rest/outcome.js';
+import { ApiError } from '../core/errors.js';
+import { addAuthorizeRoutes } from './authorize-routes.js';
 
 const TokenDoc = graphql(`
   mutation RestToken(
@@ -47,6 +50,18 @@ const IntrospectDoc = graphql(`
 const RevokeTokenDoc = graphql(`
   mutation RestRevokeToken($token: String!) {
     revokeToken(token: $token)
+  }
+`);
+
+const UserInfoDoc = graphql(`
+  query RestUserInfo {
+    userInfo {
+      sub
+      email
+      name
+      givenName
+      familyName
+    }
   }
 `);
 
@@ -120,6 +135,33 @@ export function oauthRouter(): Router {
   r.post('/oauth2/logout', requireAuth, logout);
   r.get('/oauth2/logout', requireAuth, logout);
 
+  // OIDC Core 5.3: the Bearer token in the Authorization header (GET or POST); 401 (WWW-Authenticate) without a
+  // valid one, 403 insufficient_scope for a client's token or one without openid.
+  const userinfo = asyncHandler(async (req, res) => {
+    try {
+      const { userInfo: u } = await runOperation(UserInfoDoc, {}, contextFor(req));
+      res.setHeader('Cache-Control', 'no-store');
+      res.json({
+        sub: u.sub,
+        email: u.email ?? undefined,
+        name: u.name ?? undefined,
+        given_name: u.givenName ?? undefined,
+        family_name: u.familyName ?? undefined,
+      });
+    } catch (err) {
+      if (err instanceof ApiError && err.oauthError === 'insufficient_scope')
+        res.setHeader(
+          'WWW-Authenticate',
+          `Bearer error="insufficient_scope", error_description="${err.message}"`,
+        );
+      sendError(req, res, err);
+    }
+  });
+  r.get('/oauth2/userinfo', requireAuth, userinfo);
+  r.post('/oauth2/userinfo', requireAuth, form, userinfo);
+
+  addAuthorizeRoutes(r);
+
   r.post(
     '/oauth2/introspect',
     form,
@@ -148,16 +190,39 @@ export function oauthRouter(): Router {
     const base = req.api.config.baseUrl;
     res.json({
       issuer: base,
+      authorization_endpoint: `${base}oauth2/authorize`,
       token_endpoint: `${base}oauth2/token`,
       introspection_endpoint: `${base}oauth2/introspect`,
       revocation_endpoint: `${base}oauth2/revoke`,
       end_session_endpoint: `${base}oauth2/logout`,
-      userinfo_endpoint: `${base}auth/me`,
+      userinfo_endpoint: `${base}oauth2/userinfo`,
       jwks_uri: `${base}.well-known/jwks.json`,
       grant_types_supported: ['authorization_code', 'client_credentials', 'refresh_token'],
       code_challenge_methods_supported: req.api.config.pkceAllowPlain ? ['S256', 'plain'] : ['S256'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      scopes_supported: ['openid', 'offline_access'],
+      // none: a public client names itself with client_id alone (authorization_code with PKCE, refresh).
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      scopes_supported: ['openid', 'offline_access', 'profile', 'email'],
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      subject_types_supported: ['public'],
+      id_token_signing_alg_values_supported: ['ES256'],
+      claims_supported: [
+        'iss',
+        'sub',
+        'aud',
+        'exp',
+        'iat',
+        'auth_time',
+        'nonce',
+        'amr',
+        'email',
+        'name',
+        'given_name',
+        'family_name',
+      ],
+      prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
+      request_parameter_supported: false,
+      request_uri_parameter_supported: false,
     });
   });
   return r;

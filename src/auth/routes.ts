@@ -24,6 +24,7 @@ const LoginDoc = graphql(`
     $projectId: String
     $clientId: String
     $redirectUri: String
+    $nonce: String
   ) {
     login(
       email: $email
@@ -34,6 +35,7 @@ const LoginDoc = graphql(`
       projectId: $projectId
       clientId: $clientId
       redirectUri: $redirectUri
+      nonce: $nonce
     ) {
       login
       code
@@ -134,6 +136,7 @@ export function authRouter(jsonParser: express.RequestHandler): Router {
           projectId: optionalString(body, 'projectId'),
           clientId: optionalString(body, 'clientId'),
           redirectUri: optionalString(body, 'redirectUri'),
+          nonce: optionalString(body, 'nonce'),
         },
         contextFor(req),
       );

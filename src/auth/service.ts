@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { Accounts } from './accounts.js';
 import { AuditLog } from './audit-log.js';
+import { Authorizations } from './authorize.js';
 import { PasswordChange } from './password-change.js';
 import { PasswordResets } from './password-reset.js';
 import { defaultSender, smtpMailer } from './mailer.js';
@@ -52,6 +53,8 @@ export class AuthService {
   readonly mfaSignIn: MfaSignIn;
   /** The audit log: its reading, and its retention. */
   readonly audit: AuditLog;
+  /** Authorization requests of /oauth2/authorize, checked against the registered clients. */
+  readonly authorize: Authorizations;
 
   constructor(
     db: Database,
@@ -87,6 +90,7 @@ export class AuthService {
       mailer,
     );
     this.clientApps = new ClientApplications(db, this.sessions, config.clientSecretRotationGraceSec);
+    this.authorize = new Authorizations(db, config.pkceAllowPlain);
   }
 
   /** Subscribes the session cache to its channels. */

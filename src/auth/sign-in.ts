@@ -33,7 +33,12 @@ export interface LoginInput {
   clientId?: string;
   /** One of the client's registered redirect URIs; the code exchange must repeat it (RFC 6749 4.1.3). */
   redirectUri?: string;
+  /** OpenID Connect: repeated in the ID token the code is exchanged for (OIDC Core 3.1.2.1). */
+  nonce?: string;
 }
+
+/** Longest nonce accepted (OIDC sets none; an opaque value a client makes, typically 16-64 characters). */
+export const MAX_NONCE_LENGTH = 512;
 
 /** Password sign-in. */
 export class PasswordSignIn {
@@ -67,6 +72,9 @@ export class PasswordSignIn {
       ]);
     if (redirectUri !== undefined && redirectUri.length > MAX_REDIRECT_URI_LENGTH)
       throw badRequest(`redirectUri is longer than ${MAX_REDIRECT_URI_LENGTH} characters`, ['redirectUri']);
+    const nonce = input.nonce || undefined;
+    if (nonce !== undefined && nonce.length > MAX_NONCE_LENGTH)
+      throw badRequest(`nonce is longer than ${MAX_NONCE_LENGTH} characters`, ['nonce']);
     const email = input.email.trim().toLowerCase().slice(0, 320);
     // Throttled before the (deliberately slow) hash runs; unknown addresses are counted like known ones.
     this.throttle.check(email, client.remoteAddress);
@@ -147,6 +155,7 @@ export class PasswordSignIn {
           codeHash: code ? sha256(code) : null,
           codeChallenge: pkce.challenge,
           codeChallengeMethod: pkce.method,
+          nonce,
           codeExpiresAt: code ? new Date(Date.now() + this.config.authCodeLifetimeSec * 1000) : null,
           mfaPending: challenge.pending,
           expiresAt: code

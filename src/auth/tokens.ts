@@ -3,6 +3,7 @@
 import crypto from 'node:crypto';
 import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
 import type { SigningKeys } from './keys.js';
+import { signIdToken, type IdTokenSubject } from './id-token.js';
 
 export interface AccessClaims extends JWTPayload {
   login_id: string;
@@ -70,6 +71,11 @@ export class TokenService {
       .setIssuedAt()
       .setExpirationTime(Math.ceil(Date.now() / 1000) + lifetimeSec)
       .sign(this.keys.privateKey);
+  }
+
+  /** Signs an OpenID Connect ID token (id-token.ts). */
+  signId(subject: IdTokenSubject, lifetimeSec: number): Promise<string> {
+    return signIdToken(this.keys, this.issuer, subject, lifetimeSec);
   }
 
   /** The claims of a token verified before and not yet expired; undefined when it must be verified (see verify). */

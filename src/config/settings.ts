@@ -51,8 +51,9 @@ export const TOPICS = [
         key: 'corsOrigins',
         read: list(),
         doc:
-          'comma-separated origins allowed to call `/graphql` from a browser (CORS with credentials); unset: no ' +
-          'CORS headers',
+          'comma-separated origins allowed to call `/graphql` and the REST paths (`/fhir`, `/auth`, `/oauth2`) from ' +
+          'a browser (CORS with credentials: a browser app signed in through `/oauth2/authorize`); unset: no CORS ' +
+          'headers',
       },
       {
         env: 'NODE_ENV',

@@ -10,14 +10,16 @@ import '../auth/graphql-passwords.js';
 import '../auth/graphql-clients.js';
 import '../auth/graphql-mfa.js';
 import '../auth/graphql-audit.js';
+import '../auth/graphql-userinfo.js';
 import '../fhir/graphql.js';
 import '../bots/graphql.js';
 import '../terminology/graphql.js';
 
-/** Root fields kept out of the public schema: RFC 6749 token, RFC 7662 introspection, RFC 7009 revocation. */
+/** Root fields kept out of the public schema: RFC 6749 token, RFC 7662 introspection, RFC 7009 revocation, and the
+ * browser sign-in's code renewal (/oauth2/authorize). */
 export const INTERNAL_FIELDS: Readonly<Record<string, readonly string[]>> = {
   Query: ['introspect'],
-  Mutation: ['token', 'revokeToken'],
+  Mutation: ['token', 'revokeToken', 'renewLoginCode'],
 };
 
 /** The full schema, for internal operations (REST handlers, bots' `medplum` calls). */

@@ -16,6 +16,7 @@ import { operationOutcome, sendError, sendFhir } from './outcome.js';
 import { badRequest } from '../core/errors.js';
 import { FHIR_PATH } from '../config.js';
 import { setSecurityHeaders } from './security-headers.js';
+import { applyCors } from './cors.js';
 
 /** The FHIR base path: `{BASE_URL}fhir/R4`. */
 export const FHIR_BASE = `/${FHIR_PATH}`;
@@ -103,6 +104,7 @@ export function createExpressApp(
   });
 
   const startRequest = requestLogger(api);
+  const corsOrigins = api.config.corsOrigins;
 
   // One middleware in front of the routes (request id and log, /healthz, authentication): every app-level layer
   // is walked by every request, and Express's router allocates for each one it walks.
@@ -120,6 +122,9 @@ export function createExpressApp(
         return;
       }
     }
+    // CORS_ORIGINS: a browser app on an allowed origin calls the REST paths too (its preflight is answered here,
+    // before authentication: a preflight carries no credentials).
+    if (corsOrigins.length > 0 && applyCors(req, res, corsOrigins)) return;
     // PostgreSQL text cannot hold NUL (nor may FHIR strings): refused here rather than failing in the database.
     if (req.url.includes('%00')) {
       sendError(req, res, badRequest('The NUL character (%00) is not allowed in the URL'));

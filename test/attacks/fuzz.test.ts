@@ -1,6 +1,7 @@
 // Property-based hostile input (fast-check) for every route that reads a client's document: the FHIR writes
 // (CodeSystem, ValueSet, Bot; POST and PUT), inline $expand, $expand's query, bot input of each content type, the
-// sign-in and token forms, GraphQL variables, and client applications' names and redirect URIs. Valid templates
+// sign-in and token forms, the /oauth2/authorize request and its sign-in form, GraphQL variables, and client
+// applications' names and redirect URIs. Valid templates
 // with one element replaced by something hostile (wrong types, lone surrogates, NUL, long and deep values, removed
 // elements), plus raw hostile JSON. Every answer must be below 500, and /healthz stays fast between batches. A
 // fixed seed and FUZZ_RUNS inputs (default below) keep CI reproducible (FUZZ_SEED, FUZZ_RUNS=100000 for a longer
@@ -126,6 +127,7 @@ const bot: Json = {
 let csId = '';
 let vsId = '';
 let botId = '';
+let appId = '';
 const statuses = new Map<number, number>();
 let inputs = 0;
 let worstHealthMs = 0;
@@ -139,6 +141,8 @@ async function send(
 ): Promise<boolean> {
   const res = await fetch(`${server.base}${path}`, {
     method,
+    // /oauth2/authorize answers some inputs with a redirect to the client: the answer is judged, not followed.
+    redirect: 'manual',
     headers: {
       authorization: `Bearer ${server.token}`,
       ...(contentType ? { 'content-type': contentType } : {}),
@@ -166,6 +170,36 @@ beforeAll(async () => {
   csId = await post('CodeSystem', codeSystem);
   vsId = await post('ValueSet', valueSet);
   botId = await post('Bot', bot);
+  const app = await call(server.base, 'POST', 'graphql', {
+    token: server.token,
+    headers: { 'content-type': 'application/json' },
+    body: {
+      query:
+        'mutation { createClientApplication(name: "Fuzz app", type: public, ' +
+        'redirectUris: ["http://localhost:1/cb"]) { client { id } } }',
+    },
+  });
+  appId = app.body.data.createClientApplication.client.id;
+});
+
+/** A valid authorization request (and sign-in form fields), to mutate one parameter of. */
+const authorizeRequest = (): Record<string, Json> => ({
+  response_type: 'code',
+  client_id: appId,
+  redirect_uri: 'http://localhost:1/cb',
+  state: 's',
+  code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+  code_challenge_method: 'S256',
+  scope: 'openid email',
+  nonce: 'n',
+  login_hint: 'a@example.com',
+  prompt: 'login',
+  step: 'password',
+  csrf: '1.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+  email: 'a@example.com',
+  password: 'p',
+  login: 'l',
+  token: '123456',
 });
 
 /** The targets, each with its share of the runs. */
@@ -323,6 +357,28 @@ const targets: Array<{
                 ).toString(),
             type,
           ),
+      ) as unknown as fc.IAsyncProperty<[Json]>,
+  },
+  {
+    name: 'authorize request and sign-in form',
+    property: () =>
+      fc.asyncProperty(
+        fc.tuple(fc.boolean(), fc.constantFrom(...Object.keys(authorizeRequest())), fc.option(hostileValue)),
+        ([post, key, value]) => {
+          const fields = authorizeRequest();
+          if (value === null) delete fields[key];
+          else fields[key] = value;
+          const form = new URLSearchParams(
+            Object.entries(fields).flatMap(([k, v]) =>
+              Array.isArray(v)
+                ? v.map((x) => [k, String(x)])
+                : [[k, typeof v === 'string' ? v : JSON.stringify(v)]],
+            ),
+          ).toString();
+          return post
+            ? send('POST', 'oauth2/authorize', form, 'application/x-www-form-urlencoded')
+            : send('GET', `oauth2/authorize?${form}`, undefined);
+        },
       ) as unknown as fc.IAsyncProperty<[Json]>,
   },
   {
