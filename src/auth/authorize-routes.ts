@@ -23,39 +23,7 @@ import {
 } from './authorize-form.js';
 import { enrolPage, messagePage, mfaPage, passwordPage, recoveryPage, STYLE_HASH } from './authorize-page.js';
 import { qrDataUrl } from './totp.js';
-
-const AuthorizeLoginDoc = graphql(`
-  mutation AuthorizeLogin(
-    $email: String!
-    $password: String!
-    $scope: String
-    $codeChallenge: String
-    $codeChallengeMethod: String
-    $projectId: String
-    $clientId: String
-    $redirectUri: String
-    $nonce: String
-  ) {
-    login(
-      email: $email
-      password: $password
-      scope: $scope
-      codeChallenge: $codeChallenge
-      codeChallengeMethod: $codeChallengeMethod
-      projectId: $projectId
-      clientId: $clientId
-      redirectUri: $redirectUri
-      nonce: $nonce
-    ) {
-      login
-      code
-      mfaRequired
-      mfaEnrollRequired
-      enrollUri
-      enrollQrCode
-    }
-  }
-`);
+import { LoginDoc } from './login-document.js';
 
 const AuthorizeVerifyDoc = graphql(`
   mutation AuthorizeVerifyMfa($login: String!, $token: String!) {
@@ -214,7 +182,7 @@ async function passwordStep(
   let result;
   try {
     const data = await runOperation(
-      AuthorizeLoginDoc,
+      LoginDoc,
       {
         email,
         password,

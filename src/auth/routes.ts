@@ -2,6 +2,7 @@
 // the auth feature as a whole (/auth, /oauth2, /.well-known), dispatched by prefix.
 import express, { Router } from 'express';
 import { graphql } from '../generated/gql/index.js';
+import { LoginDoc } from './login-document.js';
 import { ApiError, badRequest } from '../core/errors.js';
 import { runOperation } from '../graphql/executor.js';
 import { contextFor } from '../rest/request.js';
@@ -13,39 +14,6 @@ import type { FeatureRoutes } from '../rest/app.js';
 import { fhirBaseUrl } from '../config.js';
 import { FHIR_JSON_TYPES, jsonBodyParser } from '../rest/json-body.js';
 import { addMfaRoutes } from './mfa-routes.js';
-
-const LoginDoc = graphql(`
-  mutation RestLogin(
-    $email: String!
-    $password: String!
-    $scope: String
-    $codeChallenge: String
-    $codeChallengeMethod: String
-    $projectId: String
-    $clientId: String
-    $redirectUri: String
-    $nonce: String
-  ) {
-    login(
-      email: $email
-      password: $password
-      scope: $scope
-      codeChallenge: $codeChallenge
-      codeChallengeMethod: $codeChallengeMethod
-      projectId: $projectId
-      clientId: $clientId
-      redirectUri: $redirectUri
-      nonce: $nonce
-    ) {
-      login
-      code
-      mfaRequired
-      mfaEnrollRequired
-      enrollUri
-      enrollQrCode
-    }
-  }
-`);
 
 const MeDoc = graphql(`
   query RestMe {
