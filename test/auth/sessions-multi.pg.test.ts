@@ -5,6 +5,7 @@ import pg from 'pg';
 import { LISTENER_APP_NAME } from '../../src/db/database.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_ID, CLIENT_SECRET, call, signIn } from '../helpers/server.js';
+import { addUser, createProject } from '../helpers/projects.js';
 import { useTestDatabase } from '../helpers/database.js';
 import type { ServerProcess } from '../helpers/processes.js';
 
@@ -123,6 +124,34 @@ describe('revocation across server processes', () => {
     const del = await gql(`mutation { deleteClientApplication(id: "${client.id}") }`);
     expect(del.body.data.deleteClientApplication).toBe(true);
     expect((await call(b.base, 'GET', 'auth/me', { token: t.body.access_token })).status).toBe(401);
+  });
+
+  it("a member promoted, demoted and removed through A: each time the member's token is refused by B", async () => {
+    const serverAdmin = await signIn(a.base);
+    const admin = await createProject(a.base, serverAdmin.access_token, 'Two-instance members');
+    const member = await addUser(a.base, admin.token);
+    const gql = (query: string, variables: Record<string, unknown>) =>
+      call(a.base, 'POST', 'graphql', {
+        token: admin.token,
+        body: { query, variables },
+        headers: { 'content-type': 'application/json' },
+      });
+    const list = await gql('{ projectMembers { id userId } }', {});
+    const id = (list.body.data.projectMembers as { id: string; userId: string }[]).find(
+      (m) => m.userId === member.userId,
+    )!.id;
+    const step = async (query: string, variables: Record<string, unknown>) => {
+      // Signed in again through B, and cached there by a few requests.
+      const token = (await signIn(b.base, member.email, member.password)).access_token;
+      for (let i = 0; i < 3; i++) expect((await call(b.base, 'GET', 'auth/me', { token })).status).toBe(200);
+      const r = await gql(query, variables);
+      expect(r.status, r.text).toBe(200);
+      expect((await call(b.base, 'GET', 'auth/me', { token })).status).toBe(401);
+    };
+    const role = 'mutation($id: ID!, $admin: Boolean!) { setMemberRole(id: $id, admin: $admin) { id } }';
+    await step(role, { id, admin: true });
+    await step(role, { id, admin: false });
+    await step('mutation($id: ID!) { removeMember(id: $id) }', { id });
   });
 
   it('under load on both instances: zero 200s for requests sent after the revoke returned', async () => {
