@@ -505,7 +505,15 @@ export class TerminologyService {
     projectId: string,
     params: TranslateParameters & { id?: string },
   ): Promise<Record<string, unknown>> {
-    return translateWith({ db: this.db, maxEntries: this.valueSetMaxEntries }, projectId, params);
+    return translateWith(
+      {
+        db: this.db,
+        maxEntries: this.valueSetMaxEntries,
+        selectByUrl: (url, version) => this.selectByUrl('ConceptMap', projectId, url, version),
+      },
+      projectId,
+      params,
+    );
   }
 
   /** CodeSystem/$subsumes for a project: how codeA relates to codeB in a code system it sees. */

@@ -26,6 +26,9 @@ export interface TranslateDeps {
   db: Database;
   /** VALUESET_MAX_ENTRIES: the most elements and targets the request's own maps may hold together. */
   maxEntries: number;
+  /** The project's ConceptMap row of that url (own before shared; without a version the highest), as the service
+   * selects every terminology resource by url. */
+  selectByUrl(url: string, version: string | undefined): Promise<ResourceRow | undefined>;
 }
 
 /** ConceptMap/$translate for a project; returns the Parameters resource. */
@@ -48,7 +51,8 @@ export async function translate(
     maps = [await byId(deps.db, projectId, params.id)];
   } else if (url !== undefined) {
     const mine = own.filter((m) => m.url === url && (version === undefined || m.version === version));
-    maps = mine.length > 0 ? [highest(mine)] : await byUrl(deps.db, projectId, url, version);
+    const row = mine.length > 0 ? undefined : await deps.selectByUrl(url, version);
+    maps = mine.length > 0 ? [highest(mine)] : row ? [toMap(row)] : [];
     if (maps.length === 0)
       throw new ApiError(404, 'not-found', `Unable to find ConceptMap '${params.url}'`, {
         expression: ['url'],
@@ -140,24 +144,6 @@ async function byId(db: Database, projectId: string, id: string): Promise<Concep
     : [];
   if (!row) throw notFound(`ConceptMap/${id} not found`);
   return toMap(row);
-}
-
-/** The project's own map of that url first, else the shared one; without a version the highest. */
-async function byUrl(
-  db: Database,
-  projectId: string,
-  url: string,
-  version: string | undefined,
-): Promise<ConceptMapResource[]> {
-  const rows = await db.sql<ResourceRow & { shared: boolean } & Record<string, unknown>>(
-    `SELECT ${ROW_COLUMNS}, ("projectId" IS NULL) AS shared FROM "ConceptMap"
-     WHERE url = $1 AND ("projectId" = $2::uuid OR "projectId" IS NULL) ${version !== undefined ? 'AND version = $3' : ''}
-     ORDER BY ("projectId" IS NULL), "updatedAt" DESC, id LIMIT ${MAX_MAPS}`,
-    version !== undefined ? [url, projectId, version] : [url, projectId],
-  );
-  if (rows.length === 0) return [];
-  const own = rows.filter((r) => r.shared === rows[0].shared);
-  return [highest(own.map(toMap))];
 }
 
 /** Every map the project sees with a group from (forward) or into (reverse) the system, its own first. */
