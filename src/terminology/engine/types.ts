@@ -38,6 +38,9 @@ export interface ConceptProperty {
   valueDecimal?: number;
   valueDateTime?: string;
   valueCoding?: Coding;
+  /** SNOMED CT relationship group of an attribute property (0 or absent: ungrouped). Internal: ECL refinements
+   * read it; it is not a FHIR element and never appears in an answer. */
+  group?: number;
 }
 
 /** One concept row, as stored in the `Concept` table (parents = codes from nesting and the `parent` property). */
