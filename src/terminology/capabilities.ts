@@ -106,7 +106,7 @@ export class TerminologyCapabilitiesSource {
           .map((p) => ({ name: p.name, documentation: p.description })),
         textFilter:
           'Every filter word must be the start of a word of the display or a designation; the whole filter ' +
-          'also matches a code exactly.',
+          'also matches a code exactly, and, when it is one token with a digit, the start of codes.',
       },
       codeSearch: 'all',
       validateCode: { translations: false },

@@ -35,7 +35,8 @@ const TerminologyCapabilitiesDoc = graphql(`
 export const FILTER_RULE =
   'filter: text is lowercased and stripped of accents; words split on anything not a letter or digit. Every filter ' +
   'word must be the start of a word of the display (or of a designation); the whole filter also matches a code ' +
-  'exactly. Ranking: exact code first, then displays starting with the whole filter, then the rest in the ' +
+  'exactly, and the start of codes when it is one token of 2+ characters with a digit (4046 finds 404684003). ' +
+  'Ranking: exact code first, then those codes in code order, then displays starting with the whole filter, then the rest in the ' +
   "expansion's order. offset/count page the ranked list; count=0 returns only total. Unpaged expansions larger " +
   'than EXPAND_MAX_UNPAGED entries answer 422 too-costly.';
 

@@ -224,6 +224,40 @@ describe('filter, ranking and paging', () => {
     expect(codes(code.body)[0]).toBe('hf');
   });
 
+  it('finds codes by their start when the filter has a digit (typeahead by code)', async () => {
+    const system = 'http://example.org/fhir/CodeSystem/code-prefix';
+    await post('CodeSystem', {
+      resourceType: 'CodeSystem',
+      url: system,
+      status: 'active',
+      content: 'complete',
+      concept: [
+        { code: '22298006', display: 'Myocardial infarction' },
+        { code: '404684003', display: 'Clinical finding' },
+        { code: '404680009', display: 'Another finding' },
+        { code: '1404684', display: 'Not a start: 4046 is inside' },
+        { code: 'E11.9', display: 'Type 2 diabetes mellitus without complications' },
+      ],
+    });
+    const url = `${system}?vs`;
+    await post('ValueSet', {
+      resourceType: 'ValueSet',
+      url,
+      status: 'active',
+      compose: { include: [{ system }] },
+    });
+    const byCode = await expand(`url=${encodeURIComponent(url)}&filter=4046&count=10`);
+    expect(byCode.status).toBe(200);
+    // The codes starting with it (in code order), then the display that has the word 4046.
+    expect(codes(byCode.body)).toEqual(['404680009', '404684003', '1404684']);
+    expect(byCode.body.expansion.total).toBe(3);
+    const icd = await expand(`url=${encodeURIComponent(url)}&filter=e11`);
+    expect(codes(icd.body)).toEqual(['E11.9']);
+    // Words never match codes: "infarction" finds its display only.
+    const words = await expand(`url=${encodeURIComponent(url)}&filter=finding`);
+    expect(codes(words.body)).toEqual(['404684003', '404680009']);
+  });
+
   it('pages with offset/count and gives only total with count=0', async () => {
     const page = await expand(`url=${encodeURIComponent(HIER_VS)}&offset=15&count=5`);
     expect(page.status).toBe(200);

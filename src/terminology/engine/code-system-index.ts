@@ -1,6 +1,7 @@
 // An immutable, indexed code system: concept arrays by ordinal (document order), code lookup, hierarchy in CSR
 // form, and a word dictionary (sorted unique normalised words with posting lists) for the `filter` parameter.
 import { RowHash, type StringColumn } from './compact.js';
+import { codeKey, prefixSlice } from './code-order.js';
 import { scratchBits, scratchInt32, SLOT_INTERSECT, SLOT_UNION } from './scratch.js';
 import { lowerBound, smallestOfLists, upperByScan } from './sorted-lists.js';
 import type { CodeSystemMeta, ConceptProperty, Designation } from './types.js';
@@ -22,6 +23,8 @@ let objectCounter = 0;
 export type TokenIds = Int32Array | Uint16Array;
 
 /** Everything an index holds, as built or as read back from a file (index-file.ts). */
+const NO_ORDS = new Int32Array(0);
+
 export interface IndexParts {
   size: number;
   codes: StringColumn;
@@ -30,6 +33,8 @@ export interface IndexParts {
   codeSlots: Int32Array;
   /** RowHash slots: lowercased code -> ordinal, for a case-insensitive system. */
   lowerSlots?: Int32Array;
+  /** Ordinals sorted by code (lowercased unless case-sensitive), for code-prefix matches; absent in old files. */
+  codeOrder?: Int32Array;
   flags: Uint8Array;
   parentOff: Int32Array;
   parentIdx: Int32Array;
@@ -80,6 +85,7 @@ export class CodeSystemIndex {
   private readonly displayCol: StringColumn;
   private readonly codeHash: RowHash;
   private readonly lowerHash: RowHash | undefined;
+  private readonly codeOrder: Int32Array | undefined;
   private readonly parentOff: Int32Array;
   private readonly parentIdx: Int32Array;
   private readonly childOff: Int32Array;
@@ -112,6 +118,7 @@ export class CodeSystemIndex {
     this.displayCol = parts.displays;
     this.codeHash = new RowHash(parts.codeSlots);
     this.lowerHash = parts.lowerSlots ? new RowHash(parts.lowerSlots) : undefined;
+    this.codeOrder = parts.codeOrder;
     this.flags = parts.flags;
     let fu = 0;
     for (let i = 0; i < parts.flags.length; i++) fu |= parts.flags[i];
@@ -173,6 +180,23 @@ export class CodeSystemIndex {
     const exact = this.ordinalOf(code);
     if (exact >= 0 || !this.lowerHash) return exact;
     return this.lowerHash.find(code.toLowerCase(), this.lowerMatches);
+  }
+
+  /** Ordinals whose code starts with `prefix` (case-insensitive unless the system is case-sensitive), in code
+   * order: two binary searches. Empty for an index read from a file written before the code order was kept. */
+  codePrefixOrdinals(prefix: string): Int32Array {
+    if (!this.codeOrder || prefix === '') return NO_ORDS;
+    const cs = this.caseSensitive;
+    return prefixSlice(
+      this.codeOrder,
+      (ord) => codeKey(this.codeCol.get(ord) ?? '', cs),
+      codeKey(prefix, cs),
+    );
+  }
+
+  /** True when the concept's code starts with `key` (a prefix as codeKey makes it for this system). */
+  codeStartsWith(ord: number, key: string): boolean {
+    return codeKey(this.codeCol.get(ord) ?? '', this.caseSensitive).startsWith(key);
   }
 
   parentsOf(ord: number): Int32Array {

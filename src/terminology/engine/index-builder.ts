@@ -11,6 +11,7 @@ import {
   StringColumnBuilder,
   type StringColumn,
 } from './compact.js';
+import { codeKey, sortCodeOrder } from './code-order.js';
 import { tokenize } from './normalize.js';
 import type { CodeSystemMeta, ConceptInput, ConceptProperty, Designation } from './types.js';
 
@@ -271,6 +272,15 @@ export class CodeSystemIndexBuilder {
       }
     }
 
+    // Ordinals by code, for typeahead by code prefix.
+    const caseSensitive = meta.caseSensitive === true;
+    const keys: string[] = new Array<string>(n);
+    for (let i = 0; i < n; i++) {
+      if ((i & 0x3fff) === 0x3fff) yield;
+      keys[i] = codeKey(codes.get(i) ?? '', caseSensitive);
+    }
+    const codeOrder = yield* sortCodeOrder(keys);
+
     const displays = this.displays.done();
     yield;
     return new CodeSystemIndex(meta, {
@@ -279,6 +289,7 @@ export class CodeSystemIndexBuilder {
       displays,
       codeSlots: slots,
       lowerSlots,
+      codeOrder,
       flags: this.flags.done(),
       parentOff: pOff,
       parentIdx,

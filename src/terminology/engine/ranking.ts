@@ -7,6 +7,7 @@ import { invalid } from './errors.js';
 import { displayOf, type OutputSettings } from './entries.js';
 import type { EntryOverride, FilterResult, Membership } from './membership.js';
 import { tokenize } from './normalize.js';
+import { codeKey } from './code-order.js';
 import { scratchInt32, SLOT_REST, SLOT_STARTS } from './scratch.js';
 import { DEFAULT_EXPAND_LIMITS, type ExpandLimits } from './types.js';
 
@@ -20,6 +21,21 @@ export interface PreparedFilter {
   distinct: string[];
   /** The normalised words joined by single spaces (compared with a display's, likewise joined). */
   joined: string;
+  /** The filter as a code prefix (codePrefixOf), if it can be one. */
+  codePrefix?: string;
+}
+
+/** The longest filter taken as a code prefix. */
+const CODE_PREFIX_MAX = 64;
+
+/**
+ * Whether a filter is also matched against the start of codes (`4046` finds 404684003): one token of 2 or more
+ * characters with a digit in it. SNOMED CT, LOINC and ICD codes have digits and words rarely do, so a word filter
+ * never pays for code matching and ranks as before.
+ */
+export function codePrefixOf(raw: string): string | undefined {
+  if (raw.length < 2 || raw.length > CODE_PREFIX_MAX || /\s/.test(raw) || !/\d/.test(raw)) return undefined;
+  return raw;
 }
 
 /** The normalised form of a `filter` parameter (undefined when blank); 400 past the word limit. */
@@ -36,7 +52,7 @@ export function prepareFilter(filter: string | undefined, limits: ExpandLimits):
       ['filter'],
     );
   }
-  return { raw, words, distinct, joined: words.join(' ') };
+  return { raw, words, distinct, joined: words.join(' '), codePrefix: codePrefixOf(raw) };
 }
 
 /**
@@ -100,10 +116,19 @@ const NO_ORDINALS = new Int32Array(0);
 function wholeSystemPage(src: CodeSystemIndex, f: PreparedFilter, need: number): FilterResult {
   const codeOrd = src.lookupCode(f.raw);
   const head = codeOrd >= 0 ? 1 : 0;
+  // The other codes starting with the filter come next, in code order (none for a filter of words).
+  const byCode = codePrefixHits(src, f, codeOrd);
+  const nCode = byCode.length;
+  const codeKeyOf = nCode > 0 ? codeKey(f.codePrefix!, src.caseSensitive) : '';
+  const inCode = (ord: number): boolean => nCode > 0 && src.codeStartsWith(ord, codeKeyOf);
   const ranges = f.distinct.map((w) => src.prefixRange(w));
   if (ranges.some((r) => r.lo >= r.hi)) {
-    const positions = head ? Int32Array.of(codeOrd) : NO_ORDINALS;
-    return { total: head, positions, complete: true };
+    const total = head + nCode;
+    const len = Math.min(need, total);
+    const positions = new Int32Array(len);
+    if (head && len > 0) positions[0] = codeOrd;
+    positions.set(byCode.subarray(0, len - (head && len > 0 ? 1 : 0)), head && len > 0 ? 1 : 0);
+    return { total, positions, complete: len === total };
   }
   // "Starts with the filter": the display's first words equal the filter's words (in order, repeats included),
   // and its next word starts with the filter's last word.
@@ -116,14 +141,25 @@ function wholeSystemPage(src: CodeSystemIndex, f: PreparedFilter, need: number):
     nOrdered === 1
       ? src.firstWordIn(ord, lastRange)
       : rankable && src.displayStartsWith(ord, exactIds, lastRange);
+  // Code matches that the words match too (counted once, in the code class).
+  let codeInWords = 0;
+  let codeInStarts = 0;
+  for (let j = 0; j < nCode; j++) {
+    const ord = byCode[j];
+    if (!src.conceptHasAll(ord, ranges)) continue;
+    codeInWords++;
+    if (isStart(ord)) codeInStarts++;
+  }
 
   let startsTotal: number;
   let starts: Int32Array;
   // The concepts matching every word (several distinct words), computed once: a scratch view, consumed below.
   const matches = f.distinct.length > 1 ? src.matchRanges(ranges) : undefined;
   if (nOrdered === 1) {
-    startsTotal = src.firstWordCount(lastRange) - (codeOrd >= 0 && isStart(codeOrd) ? 1 : 0);
-    starts = src.firstWordSmallest(lastRange, Math.min(need, startsTotal), codeOrd);
+    startsTotal = src.firstWordCount(lastRange) - (codeOrd >= 0 && isStart(codeOrd) ? 1 : 0) - codeInStarts;
+    const want = Math.min(need, startsTotal);
+    starts = src.firstWordSmallest(lastRange, want + codeInStarts, codeOrd);
+    if (codeInStarts > 0) starts = starts.filter((ord) => !inCode(ord)).subarray(0, want);
   } else if (!rankable) {
     startsTotal = 0;
     starts = NO_ORDINALS;
@@ -137,24 +173,24 @@ function wholeSystemPage(src: CodeSystemIndex, f: PreparedFilter, need: number):
     startsTotal = 0;
     for (let j = 0; j < cands.length; j++) {
       const ord = cands[j];
-      if (ord === codeOrd || !src.displayStartsWith(ord, exactIds, lastRange)) continue;
+      if (ord === codeOrd || !src.displayStartsWith(ord, exactIds, lastRange) || inCode(ord)) continue;
       startsTotal++;
       if (keep.length < need) keep.push(ord);
     }
     starts = Int32Array.from(keep);
   }
 
-  const restNeeded = need - head - startsTotal;
+  const restNeeded = need - head - nCode - startsTotal;
   const rest: number[] = [];
   let total: number;
   if (f.distinct.length === 1) {
     const codeMatches = codeOrd >= 0 && src.conceptHasAll(codeOrd, ranges);
-    total = src.prefixTotal(f.distinct[0]) + (codeOrd >= 0 && !codeMatches ? 1 : 0);
+    total = src.prefixTotal(f.distinct[0]) + (codeOrd >= 0 && !codeMatches ? 1 : 0) + nCode - codeInWords;
     if (restNeeded > 0) {
       const cands = src.rangeOrdinals(ranges[0]);
       for (let j = 0; j < cands.length && rest.length < restNeeded; j++) {
         const ord = cands[j];
-        if (ord !== codeOrd && !isStart(ord)) rest.push(ord);
+        if (ord !== codeOrd && !isStart(ord) && !inCode(ord)) rest.push(ord);
       }
     }
   } else {
@@ -162,25 +198,34 @@ function wholeSystemPage(src: CodeSystemIndex, f: PreparedFilter, need: number):
     let matched = 0;
     for (let j = 0; j < cands.length; j++) {
       const ord = cands[j];
-      if (ord === codeOrd) continue;
+      if (ord === codeOrd || inCode(ord)) continue;
       matched++;
       if (rest.length < restNeeded && !isStart(ord)) rest.push(ord);
     }
-    total = matched + head;
+    total = matched + head + nCode;
   }
 
-  const len = Math.min(need, head + starts.length + rest.length);
+  const len = Math.min(need, head + nCode + starts.length + rest.length);
   const positions = new Int32Array(len);
   let k = 0;
   if (head && k < len) positions[k++] = codeOrd;
+  for (let j = 0; j < nCode && k < len; j++) positions[k++] = byCode[j];
   for (let j = 0; j < starts.length && k < len; j++) positions[k++] = starts[j];
   for (let j = 0; j < rest.length && k < len; j++) positions[k++] = rest[j];
   return { total, positions, complete: len === total };
 }
 
+/** The ordinals whose code starts with the filter (codePrefixOf), in code order, without the exact code. */
+function codePrefixHits(src: CodeSystemIndex, f: PreparedFilter, codeOrd: number): Int32Array {
+  if (f.codePrefix === undefined) return NO_ORDINALS;
+  const hits = src.codePrefixOrdinals(f.codePrefix);
+  return codeOrd >= 0 && hits.includes(codeOrd) ? hits.filter((o) => o !== codeOrd) : hits;
+}
+
 /**
- * Positions of the entries matching the filter, ranked: exact code first, then displays starting with the
- * whole normalised filter, then the rest; each class in membership order.
+ * Positions of the entries matching the filter, ranked: exact code first, then the other codes starting with the
+ * filter (when it can be a code, in code order), then displays starting with the whole normalised filter, then
+ * the rest; each of the last two classes in membership order.
  */
 export function filterAndRank(
   m: Membership,
@@ -196,6 +241,8 @@ export function filterAndRank(
   let starts = scratchInt32(SLOT_STARTS, cap);
   let rest = scratchInt32(SLOT_REST, cap);
   const exact: number[] = [];
+  const byCode: number[] = [];
+  const codeKeys: string[] = [];
   let nStarts = 0;
   let nRest = 0;
   let sortStarts = false;
@@ -213,6 +260,13 @@ export function filterAndRank(
         exact.push(pos);
         codeHits[si] = codeOrd;
       }
+    }
+    const hits = codePrefixHits(src, f, codeOrd);
+    const codeKeyOf = hits.length > 0 ? codeKey(f.codePrefix!, src.caseSensitive) : '';
+    codeKeys.push(codeKeyOf);
+    for (let j = 0; j < hits.length; j++) {
+      const pos = pm[hits[j]];
+      if (pos >= 0 && (entFlags[pos] & excludeMask) === 0) byCode.push(pos);
     }
     const ranges = nw > 0 ? f.distinct.map((w) => src.prefixRange(w)) : [];
     rangesBySource.push(ranges);
@@ -238,6 +292,7 @@ export function filterAndRank(
       const ord = cands[j];
       const pos = pm[ord];
       if (pos < 0 || ord === codeOrd || (entFlags[pos] & excludeMask) !== 0) continue;
+      if (codeKeyOf !== '' && src.codeStartsWith(ord, codeKeyOf)) continue; // in the code class
       if (hasOverrides && m.overrides.has(pos)) continue; // handled below
       let isStart: boolean;
       if (langMode) {
@@ -264,6 +319,7 @@ export function filterAndRank(
       const src = m.sources[si];
       const ord = m.entOrd[pos];
       if (codeHits[si] === ord) continue;
+      if (codeKeys[si] !== '' && src.codeStartsWith(ord, codeKeys[si])) continue;
       if (!overrideMatches(ov, f.distinct) && !src.conceptHasAll(ord, rangesBySource[si])) continue;
       const shownJoined =
         chooser !== undefined
@@ -277,14 +333,15 @@ export function filterAndRank(
     }
   }
 
-  const nExact = exact.length;
-  const out = new Int32Array(nExact + nStarts + nRest);
-  if (nExact > 1) exact.sort((a, b) => a - b);
-  for (let i = 0; i < nExact; i++) out[i] = exact[i];
-  out.set(starts.subarray(0, nStarts), nExact);
-  out.set(rest.subarray(0, nRest), nExact + nStarts);
-  if (sortStarts) out.subarray(nExact, nExact + nStarts).sort();
-  if (sortRest) out.subarray(nExact + nStarts).sort();
+  if (exact.length > 1) exact.sort((a, b) => a - b);
+  const nHead = exact.length + byCode.length;
+  const out = new Int32Array(nHead + nStarts + nRest);
+  out.set(exact, 0);
+  out.set(byCode, exact.length);
+  out.set(starts.subarray(0, nStarts), nHead);
+  out.set(rest.subarray(0, nRest), nHead + nStarts);
+  if (sortStarts) out.subarray(nHead, nHead + nStarts).sort();
+  if (sortRest) out.subarray(nHead + nStarts).sort();
   return out;
 }
 

@@ -132,6 +132,15 @@ describe('code system index: whole-system fast path', () => {
         'C0001',
         'c0001',
         'zzz',
+        // Code prefixes (a token with a digit): the code class, deduplicated against the word matches.
+        'C0',
+        'c01',
+        'C00',
+        'C1',
+        'C249',
+        'x1',
+        'abc1',
+        '12',
       ]);
       for (const w of VOCAB) {
         const t = tokenize(w)[0] ?? w;
@@ -161,6 +170,44 @@ describe('code system index: whole-system fast path', () => {
       expect(checked).toBeGreaterThan(500);
     });
   }
+
+  it('matches the start of codes when the filter has a digit: exact code, then codes in code order, then words', () => {
+    const idx = CodeSystemIndexBuilder.build({ url: 'http://snomed.info/sct' }, [
+      { code: '22298006', display: 'Myocardial infarction' },
+      { code: '404684003', display: 'Clinical finding' },
+      { code: '4046', display: 'Short code' },
+      { code: '40468', display: 'Code 4046 in its display' },
+      { code: '404680009', display: 'Another finding' },
+      { code: '1404684', display: 'Not a prefix match' },
+      { code: 'E11.9', display: 'Type 2 diabetes mellitus without complications' },
+      { code: 'E11', display: 'Type 2 diabetes mellitus' },
+    ]);
+    const m = wholeSystem(idx);
+    const codes = (raw: string) => {
+      const f = prepareFilter(raw, limits)!;
+      const page = filterPage(m, f, 0, undefined, 20);
+      const full = filterAndRank(m, f, 0, undefined);
+      expect(Array.from(page.positions)).toEqual(Array.from(full));
+      return { total: page.total, codes: Array.from(page.positions).map((o) => idx.code(o)) };
+    };
+    // The exact code first, then the other codes starting with it in code order; the display match is counted once.
+    expect(codes('4046')).toEqual({ total: 4, codes: ['4046', '40468', '404680009', '404684003'] });
+    expect(codes('40468')).toEqual({ total: 3, codes: ['40468', '404680009', '404684003'] });
+    // Case-insensitive unless the system says caseSensitive.
+    expect(codes('e11')).toEqual({ total: 2, codes: ['E11', 'E11.9'] });
+    expect(codes('E11.')).toEqual({ total: 1, codes: ['E11.9'] });
+    // A filter of words does not look at codes; one character with a digit neither (only the word "4046" matches).
+    expect(codes('type')).toEqual({ total: 2, codes: ['E11.9', 'E11'] });
+    expect(codes('4')).toEqual({ total: 1, codes: ['40468'] });
+    // Read back from its file form, the index keeps its code order.
+    const back = deserializeIndex(Buffer.concat(serializeIndex(idx, 'stamp')), 'stamp')!;
+    expect(Array.from(back.codePrefixOrdinals('4046')).map((o) => back.code(o))).toEqual([
+      '4046',
+      '40468',
+      '404680009',
+      '404684003',
+    ]);
+  });
 
   it('counts the concepts with a word starting with each prefix exactly (each concept once)', () => {
     const list = concepts(3000, 3);
