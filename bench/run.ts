@@ -14,13 +14,14 @@ import { freshDataDir, ROOT, startCeiling, startFhirServer, type Proc, type Serv
 import { fmt, formatGoals, formatTable, machineInfo, type Goal, type Row } from './lib/report.js';
 import { botScenarios } from './scenarios/bots.js';
 import { expandScenarios } from './scenarios/expand.js';
+import { terminologyOpsScenarios } from './scenarios/terminology-ops.js';
 import { validationScenario } from './scenarios/validation.js';
 import { expand1mScenario, vocabulary } from './scenarios/expand1m.js';
 import { revocationUnderLoad, type RevocationResult } from './scenarios/revocation.js';
 
 const quick = process.argv.includes('--quick');
 const onlyArg = process.argv.find((a) => a.startsWith('--only='));
-/** `--only=auth,revocation,expand,bots,writes` runs a subset (for working on one scenario); default: all. */
+/** `--only=auth,revocation,expand,termops,bots,writes` runs a subset (for working on one scenario); default: all. */
 const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',')) : undefined;
 const want = (section: string) => !only || only.has(section);
 /** The 1M-concept scenario (minutes: generation, import, restarts) runs only when asked: `--1m` or `--only=expand1m`. */
@@ -207,6 +208,7 @@ async function runDatabase(
     if (want('auth')) await authScenarios(bench, server, session.accessToken);
     if (want('revocation')) await revocationScenarios(bench, server, db);
     if (want('expand')) await expandScenarios(bench, server, session.accessToken, dataDir);
+    if (want('termops')) await terminologyOpsScenarios(bench, server, session.accessToken, dataDir);
     if (want('bots')) await botScenarios(bench, server, session.accessToken);
     // A last check that the server survived the run.
     const me = await graphqlRequest(server.base, session.accessToken, ME_MIN);

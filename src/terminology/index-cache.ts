@@ -208,8 +208,10 @@ export class IndexCache {
         this.db,
         this.generations,
         gen.id,
-        // definition is not indexed: leaving it out makes the load of a big code system cheaper.
-        `ordinal, code, display, parents, "notSelectable", inactive, status, designations, properties`,
+        // The definition's text is not indexed (leaving it out makes the load of a big code system cheaper): only
+        // whether there is one, so that $lookup asks the database only for concepts that have one.
+        `ordinal, code, display, parents, "notSelectable", inactive, status, designations, properties,
+         definition IS NOT NULL AS "hasDefinition"`,
         gen.count,
         (rows) => {
           for (const r of rows) {
@@ -219,6 +221,7 @@ export class IndexCache {
               parents: r.parents ?? [],
               notSelectable: r.notSelectable,
               inactive: r.inactive,
+              hasDefinition: r.hasDefinition,
               status: r.status,
               designations: parseJson(r.designations) as ConceptInput['designations'],
               properties: parseJson(r.properties) as ConceptInput['properties'],
@@ -254,6 +257,7 @@ interface ConceptRowDb {
   status: string | null;
   designations: unknown;
   properties: unknown;
+  hasDefinition: boolean;
 }
 
 /** A JSON column's value: parsed when the driver gives text (PGlite), as is otherwise. */

@@ -8,6 +8,8 @@ import type { CodeSystemMeta, ConceptProperty, Designation } from './types.js';
 
 export const FLAG_ABSTRACT = 1;
 export const FLAG_INACTIVE = 2;
+/** The concept has a definition (only meaningful when IndexParts.definitionFlags says the index sets it). */
+export const FLAG_DEFINITION = 4;
 
 const EMPTY = new Int32Array(0);
 
@@ -33,6 +35,8 @@ export interface IndexParts {
   codeSlots: Int32Array;
   /** RowHash slots: lowercased code -> ordinal, for a case-insensitive system. */
   lowerSlots?: Int32Array;
+  /** FLAG_DEFINITION is set for every concept with a definition (false in index files written before it). */
+  definitionFlags?: boolean;
   /** Ordinals sorted by code (lowercased unless case-sensitive), for code-prefix matches; absent in old files. */
   codeOrder?: Int32Array;
   flags: Uint8Array;
@@ -180,6 +184,11 @@ export class CodeSystemIndex {
     const exact = this.ordinalOf(code);
     if (exact >= 0 || !this.lowerHash) return exact;
     return this.lowerHash.find(code.toLowerCase(), this.lowerMatches);
+  }
+
+  /** False when the concept surely has no definition (so $lookup need not ask the database for it). */
+  mayHaveDefinition(ord: number): boolean {
+    return this.parts.definitionFlags !== true || (this.flags[ord] & FLAG_DEFINITION) !== 0;
   }
 
   /** Ordinals whose code starts with `prefix` (case-insensitive unless the system is case-sensitive), in code

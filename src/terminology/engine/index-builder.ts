@@ -1,7 +1,13 @@
 // Builds a CodeSystemIndex concept by concept: codes and displays into compact columns, parents resolved once every
 // code is known, the word dictionary sorted and its posting lists, prefix counts and case-insensitive code lookup
 // computed at the end (in steps, so a million concepts can be finished between other requests).
-import { CodeSystemIndex, FLAG_ABSTRACT, FLAG_INACTIVE, type TokenIds } from './code-system-index.js';
+import {
+  CodeSystemIndex,
+  FLAG_ABSTRACT,
+  FLAG_DEFINITION,
+  FLAG_INACTIVE,
+  type TokenIds,
+} from './code-system-index.js';
 import {
   GrowI32,
   GrowU8,
@@ -117,6 +123,7 @@ export class CodeSystemIndexBuilder {
     if (c.notSelectable) f |= FLAG_ABSTRACT;
     const status = c.status ?? undefined;
     if (c.inactive || (status !== undefined && INACTIVE_STATUSES.has(status))) f |= FLAG_INACTIVE;
+    if (c.hasDefinition || (c.definition !== undefined && c.definition !== null)) f |= FLAG_DEFINITION;
     this.flags.push(f);
     if (status !== undefined) this.statuses.set(ord, status);
     if (c.parents) {
@@ -290,6 +297,7 @@ export class CodeSystemIndexBuilder {
       codeSlots: slots,
       lowerSlots,
       codeOrder,
+      definitionFlags: true,
       flags: this.flags.done(),
       parentOff: pOff,
       parentIdx,

@@ -49,6 +49,8 @@ interface Header {
   designations: Array<[number, Designation[]]>;
   properties: Array<[number, ConceptProperty[]]>;
   propertyCodes: string[];
+  /** The flags carry FLAG_DEFINITION (absent in files written before). */
+  definitionFlags?: boolean;
   arrays: Array<{ name: ArrayName; kind: 'i32' | 'u16' | 'u8'; offset: number; length: number }>;
 }
 
@@ -106,6 +108,7 @@ export function serializeIndex(index: CodeSystemIndex, stamp: string): Buffer[] 
     designations: [...p.designations],
     properties: [...p.properties],
     propertyCodes: [...p.propertyCodes],
+    definitionFlags: p.definitionFlags,
     arrays: layout,
   };
   const json = Buffer.from(JSON.stringify(header), 'utf8');
@@ -161,6 +164,7 @@ export function deserializeIndex(
     lowerSlots: got.lowerSlots as Int32Array | undefined,
     // Absent from a file written before codes were kept in order: no code-prefix matches until it is rebuilt.
     codeOrder: got.codeOrder as Int32Array | undefined,
+    definitionFlags: header.definitionFlags === true,
     flags: u8('flags'),
     parentOff: i32('parentOff'),
     parentIdx: i32('parentIdx'),

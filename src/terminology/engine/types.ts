@@ -54,6 +54,9 @@ export interface ConceptInput {
   status?: string | null;
   designations?: Designation[] | null;
   properties?: ConceptProperty[] | null;
+  /** The concept has a definition, when `definition` itself is left out (the server's index loads: the text stays
+   * in the database, the index only knows whether to look there). */
+  hasDefinition?: boolean;
   /** The concept's extensions (kept with it; not indexed). */
   extensions?: Extension[] | null;
 }

@@ -174,7 +174,7 @@ describe('code system index: whole-system fast path', () => {
   it('matches the start of codes when the filter has a digit: exact code, then codes in code order, then words', () => {
     const idx = CodeSystemIndexBuilder.build({ url: 'http://snomed.info/sct' }, [
       { code: '22298006', display: 'Myocardial infarction' },
-      { code: '404684003', display: 'Clinical finding' },
+      { code: '404684003', display: 'Clinical finding', definition: 'A finding' },
       { code: '4046', display: 'Short code' },
       { code: '40468', display: 'Code 4046 in its display' },
       { code: '404680009', display: 'Another finding' },
@@ -199,8 +199,12 @@ describe('code system index: whole-system fast path', () => {
     // A filter of words does not look at codes; one character with a digit neither (only the word "4046" matches).
     expect(codes('type')).toEqual({ total: 2, codes: ['E11.9', 'E11'] });
     expect(codes('4')).toEqual({ total: 1, codes: ['40468'] });
-    // Read back from its file form, the index keeps its code order.
+    // Read back from its file form, the index keeps its code order, and which concepts have a definition.
     const back = deserializeIndex(Buffer.concat(serializeIndex(idx, 'stamp')), 'stamp')!;
+    for (const i of [idx, back]) {
+      expect(i.mayHaveDefinition(i.ordinalOf('404684003'))).toBe(true);
+      expect(i.mayHaveDefinition(i.ordinalOf('4046'))).toBe(false);
+    }
     expect(Array.from(back.codePrefixOrdinals('4046')).map((o) => back.code(o))).toEqual([
       '4046',
       '40468',
