@@ -1,6 +1,8 @@
 // `tx-resource` (HL7 terminology ecosystem IG): CodeSystems and ValueSets given with one $expand request, used for
 // that request only, before the project's own and the shared ones. Other resource types are ignored (a ConceptMap
 // plays no part in an expansion).
+import crypto from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { ApiError, badRequest } from '../core/errors.js';
 import {
   type CodeSystemIndex,
@@ -22,6 +24,32 @@ type Canonical = { url?: string; version?: string };
 /** Indexes of tx-resource CodeSystems by the request's own object: built once for every use of that object (the
  * checks of one $batch-validate-code share their parameters), gone with the request. */
 const TX_INDEXES = new WeakMap<CodeSystemResource, CodeSystemIndex>();
+
+/** Memory the indexes of recent tx-resource CodeSystems may keep between requests. */
+const BY_CONTENT_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Indexes of tx-resource CodeSystems by project and content (SHA-256 of the resource's JSON): a validator sends the
+ * same CodeSystem with every request. Building its index once, and handing out the same index object, also lets
+ * the membership and filter caches recognise it (their keys follow the index's identity), so a repeated inline
+ * request costs a hash of its CodeSystem instead of an index build and a compose evaluation. Per project: one
+ * project never learns from timing what another sent.
+ */
+const BY_CONTENT = new LRUCache<string, CodeSystemIndex>({
+  maxSize: BY_CONTENT_BYTES,
+  sizeCalculation: (index) => Math.max(1, index.memoryEstimateBytes()),
+});
+
+/** The index of a tx-resource CodeSystem (cached by project and content). */
+function indexOf(cs: CodeSystemResource, scope: string | undefined): CodeSystemIndex {
+  const key = `${scope ?? ''}\u0000${crypto.createHash('sha256').update(JSON.stringify(cs)).digest('base64')}`;
+  let index = BY_CONTENT.get(key);
+  if (!index) {
+    index = indexCodeSystemResource(cs);
+    BY_CONTENT.set(key, index);
+  }
+  return index;
+}
 
 /** Newest first: a version compared part by part, numerically where both parts are numbers. */
 function compareVersions(a: string | undefined, b: string | undefined): number {
@@ -77,13 +105,15 @@ export function txResourceResolver(
   });
   const indexes = TX_INDEXES;
   return {
+    // The project's: memberships drawn from this request's resources are cached for the project only.
+    scope: base.scope,
     async codeSystem(url, version) {
       const cs = pick(codeSystems, url, version);
       if (!cs) return base.codeSystem(url, version);
       let index = indexes.get(cs);
       if (!index) {
         try {
-          index = indexCodeSystemResource(cs);
+          index = indexOf(cs, base.scope);
         } catch (err) {
           throw badRequest(`tx-resource CodeSystem ${url}: ${(err as Error).message}`, ['tx-resource']);
         }

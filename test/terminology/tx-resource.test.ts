@@ -224,6 +224,23 @@ describe('$expand with the parameters the HL7 test runner sends', () => {
     expect(after.body.expansion.contains.map((c: { code: string }) => c.code)).toEqual(['stored']);
   });
 
+  it('a repeated tx-resource is answered from its cached index; changed content, same url and version, is not', async () => {
+    const inline = (codes: string[], filter?: string) =>
+      expand([
+        { name: 'valueSet', resource: allColours },
+        tx(colours('7.0.0', codes)),
+        ...(filter ? [{ name: 'filter', valueString: filter }] : []),
+      ]);
+    const codesOf = (r: { body: { expansion: { contains?: Array<{ code: string }> } } }) =>
+      (r.body.expansion.contains ?? []).map((c) => c.code);
+    expect(codesOf(await inline(['red', 'green']))).toEqual(['red', 'green']);
+    expect(codesOf(await inline(['red', 'green'], 'gr'))).toEqual(['green']);
+    // The same url and version with other concepts: a new index, not the cached one.
+    expect(codesOf(await inline(['red', 'grey']))).toEqual(['red', 'grey']);
+    expect(codesOf(await inline(['red', 'grey'], 'gr'))).toEqual(['grey']);
+    expect(codesOf(await inline(['red', 'green'], 'gr'))).toEqual(['green']);
+  });
+
   it('warns (warning-*) about a draft, experimental or deprecated code system and a withdrawn value set', async () => {
     const withdrawn = {
       ...allColours,
