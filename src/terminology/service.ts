@@ -28,7 +28,9 @@ import {
   TerminologyError,
   unknownCodeSystem,
   VALIDATE_CODE_OPERATION,
+  implicitValueSet,
   importedValueSets,
+  isImplicitValueSetUrl,
   unresolvedValueSetAnswer,
   validateCodings,
   valueSetWarnings,
@@ -698,7 +700,16 @@ export class TerminologyService {
     if (hit !== undefined) return hit;
     const gen = this.generation;
     const row = await this.selectByUrl('ValueSet', projectId, url, version);
-    const vs = row ? (rowToResource('ValueSet', row) as ValueSetResource) : NONE;
+    let vs = row ? (rowToResource('ValueSet', row) as ValueSetResource) : NONE;
+    // No stored one: an implicit value set (SNOMED CT `?fhir_vs`, LOINC `/vs`) is defined by its url, over the
+    // code systems this project sees.
+    if (!vs && isImplicitValueSetUrl(url)) {
+      try {
+        vs = (await implicitValueSet(url, this.resolverFor(projectId))) ?? NONE;
+      } catch (err) {
+        throw toApiError(err);
+      }
+    }
     if (gen === this.generation) this.valueSets.set(key, vs);
     return vs;
   }

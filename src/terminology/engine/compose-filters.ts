@@ -3,7 +3,8 @@
 // event-loop slices under a time budget) compare the values of a built-in or code system property.
 import { FLAG_ABSTRACT, FLAG_INACTIVE, type CodeSystemIndex } from './code-system-index.js';
 import { EXT } from './concept-details.js';
-import { invalid, withTxIssueType, type TerminologyError } from './errors.js';
+import { eclMask } from './ecl/index.js';
+import { invalid, TerminologyError, withTxIssueType } from './errors.js';
 import {
   compileFilterRegex,
   DEFAULT_REGEX_LIMITS,
@@ -62,6 +63,10 @@ export function evaluateFilter(
       `The system ${src.url} filter with property = ${property}, op = ${op} has no value`,
       path,
     );
+  }
+  if (src.url === SNOMED_CT) {
+    const snomed = snomedFilter(src, property, op, value, where, path);
+    if (snomed) return snomed;
   }
   const n = src.size;
   const mask = new Uint8Array(n);
@@ -156,6 +161,36 @@ export function evaluateFilter(
     mask[i] = hit !== negate ? 1 : 0;
   }
   return mask;
+}
+
+const SNOMED_CT = 'http://snomed.info/sct';
+
+/** The filters of the FHIR SNOMED CT page: `constraint` (alias `expression`) `=` an ECL expression, and `concept`
+ * `in` a reference set id (its members: not the generic comma-separated list of codes). Undefined for the others. */
+function snomedFilter(
+  src: CodeSystemIndex,
+  property: string,
+  op: string,
+  value: string,
+  where: string,
+  path: string,
+): Uint8Array | undefined {
+  if (property === 'constraint' || property === 'expression') {
+    if (op !== '=') throw invalid(`Filter ${where}: '${property}' takes op '=' (an ECL expression)`, [path]);
+    try {
+      return eclMask(src, value, path);
+    } catch (err) {
+      if (err instanceof TerminologyError) err.message = `Filter ${path}: ${err.message}`;
+      throw err;
+    }
+  }
+  if (property === 'concept' && op === 'in') {
+    const refset = value.trim();
+    if (!/^[0-9]{1,18}$/.test(refset))
+      throw invalid(`Filter ${where}: for SNOMED CT, 'concept in' takes one reference set id`, [path]);
+    return eclMask(src, `^${refset}`, path);
+  }
+  return undefined;
 }
 
 /** A bad filter: the IG's `vs-invalid` issue type, located at the filter. */

@@ -96,3 +96,6 @@ export type * from './types.js';
 export { DEFAULT_EXPAND_LIMITS } from './types.js';
 export { compareVersionsDesc, resolveCodeSystem } from './versions.js';
 export type { Resolver } from './resolver.js';
+// Implicit value sets (SNOMED CT `?fhir_vs` forms, LOINC `/vs`) and ECL.
+export { implicitValueSet, isImplicitValueSetUrl, SNOMED_CT } from './implicit-value-sets.js';
+export { clearEclCache, evaluateEcl, parseEcl, formatEcl } from './ecl/index.js';

@@ -1,0 +1,48 @@
+// ECL (SNOMED CT Expression Constraint Language 2.x) over a code system index: parse (bounded), evaluate (bitsets),
+// cache the results per index and canonical expression.
+import type { CodeSystemIndex } from '../code-system-index.js';
+import type { EclExpr } from './ast.js';
+import { toMask, type Bitset } from './bitset.js';
+import { EclResultCache } from './cache.js';
+import { evaluateEclExpression } from './evaluate.js';
+import { formatEcl } from './format.js';
+import { DEFAULT_ECL_LIMITS, type EclLimits } from './limits.js';
+import { parseEcl } from './parser.js';
+
+export type { EclExpr, EclRefinement, Cardinality, HierarchyOp } from './ast.js';
+export { parseEcl } from './parser.js';
+export { formatEcl } from './format.js';
+export { evaluateEclExpression } from './evaluate.js';
+export { DEFAULT_ECL_LIMITS, type EclLimits } from './limits.js';
+export { relationsOf, IS_A, REFSET_PROPERTY } from './relations.js';
+export * as bitset from './bitset.js';
+
+const RESULTS = new EclResultCache();
+
+/** The concepts of an index an ECL expression selects, as a bitset (shared with the cache: do not modify). `path`
+ * locates the expression in the request for errors. */
+export function evaluateEcl(
+  index: CodeSystemIndex,
+  text: string,
+  path = 'ecl',
+  limits: Readonly<EclLimits> = DEFAULT_ECL_LIMITS,
+): Bitset {
+  const expr: EclExpr = parseEcl(text, path, limits);
+  const key = `${index.cacheKey}\u0000${formatEcl(expr)}`;
+  let hit = RESULTS.get(key);
+  if (!hit) {
+    hit = evaluateEclExpression(index, expr, path);
+    RESULTS.set(key, hit);
+  }
+  return hit;
+}
+
+/** evaluateEcl as a byte per concept (the form of compose filter results). */
+export function eclMask(index: CodeSystemIndex, text: string, path = 'ecl'): Uint8Array {
+  return toMask(evaluateEcl(index, text, path), index.size);
+}
+
+/** Drops every cached result (tests; a released index's entries age out). */
+export function clearEclCache(): void {
+  RESULTS.clear();
+}
