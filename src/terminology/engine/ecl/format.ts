@@ -28,6 +28,13 @@ function sub(e: EclExpr): string {
   return e.kind === 'hierarchy' || e.kind === 'memberOf' ? `(${s})` : s;
 }
 
+/** An attribute name: operators over a concept or `*` bare (`<<363698007`), others parenthesised. */
+function attributeName(e: EclExpr): string {
+  let x = e;
+  while (x.kind === 'hierarchy' || x.kind === 'memberOf') x = x.expr;
+  return x.kind === 'concept' || x.kind === 'any' ? formatEcl(e) : `(${formatEcl(e)})`;
+}
+
 function card(c: Cardinality | undefined): string {
   return c ? `[${c.min}..${c.max ?? '*'}]` : '';
 }
@@ -40,6 +47,6 @@ export function formatRefinement(r: EclRefinement): string {
     case 'group':
       return `${card(r.cardinality)}{${formatRefinement(r.refinement)}}`;
     case 'attribute':
-      return `${card(r.cardinality)}${r.reverse ? 'R ' : ''}${sub(r.attribute)}${r.op}${sub(r.value)}`;
+      return `${card(r.cardinality)}${r.reverse ? 'R ' : ''}${attributeName(r.attribute)}${r.op}${sub(r.value)}`;
   }
 }
