@@ -227,13 +227,11 @@ const { expr } = fc.letrec<{
   refinement: fc.oneof(
     { depthSize: 'small' },
     tie('attribute'),
-    fc
-      .tuple(cardinality, tie('inGroup'))
-      .map(([card, refinement]): EclRefinement => ({
-        kind: 'group',
-        ...(card ? { cardinality: card } : {}),
-        refinement,
-      })),
+    fc.tuple(cardinality, tie('inGroup')).map(([card, refinement]): EclRefinement => ({
+      kind: 'group',
+      ...(card ? { cardinality: card } : {}),
+      refinement,
+    })),
     fc
       .tuple(fc.constantFrom('and', 'or') as fc.Arbitrary<'and' | 'or'>, tie('refinement'), tie('refinement'))
       .map(([kind, left, right]): EclRefinement => ({ kind, left, right })),

@@ -133,7 +133,8 @@ export function fixtureCodeSystem(version = SCT_VERSION): CodeSystemResource {
       property: [
         ...(c.parents ?? []).map((p) => ({ code: 'parent', valueCode: p })),
         ...(c.inactive ? [{ code: 'inactive', valueBoolean: true }] : []),
-        ...(c.properties ?? []).filter((p) => p.group === undefined),
+        // A CodeSystem resource has no relationship groups: the attributes are kept ungrouped.
+        ...(c.properties ?? []).map(({ group: _group, ...p }) => p),
       ],
     })),
   };
