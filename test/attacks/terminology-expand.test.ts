@@ -15,6 +15,7 @@ const target = useAttackTarget(
 const REGEX_BAD = 'http://hl7.org/fhir/test/CodeSystem/regex-bad';
 const LONG = 'http://example.org/attack/long-displays';
 const WIDE = 'http://example.org/attack/wide';
+const SCT = 'http://snomed.info/sct';
 
 async function post(type: string, body: unknown): Promise<void> {
   const r = await call(target.base, 'POST', `fhir/R4/${type}`, { token: target.token, body });
@@ -84,6 +85,14 @@ beforeAll(async () => {
     content: 'complete',
     concept: Array.from({ length: 500 }, (_, i) => ({ code: `w${i}`, display: `Wide ${i}` })),
   });
+  await post('CodeSystem', {
+    resourceType: 'CodeSystem',
+    url: SCT,
+    version: 'http://snomed.info/sct/900000000000207008/version/20250101',
+    status: 'active',
+    content: 'complete',
+    concept: [{ code: '138875005', display: 'SNOMED CT Concept' }],
+  });
 }, 60_000);
 
 describe('regex compose filter', () => {
@@ -119,6 +128,30 @@ describe('regex compose filter', () => {
       /1001 characters long, more than the limit of 1000 \(EXPAND_REGEX_MAX_LENGTH\)/,
     );
   });
+});
+
+describe('ECL compose filter (SNOMED CT constraint)', () => {
+  const ecl = (value: string) => ({
+    name: 'valueSet',
+    resource: {
+      resourceType: 'ValueSet',
+      compose: { include: [{ system: SCT, filter: [{ property: 'constraint', op: '=', value }] }] },
+    },
+  });
+
+  it('a 10,000-deep nesting bomb is a 400 at once, without a stack overflow', async () => {
+    const body = parametersJson([ecl('('.repeat(10_000) + '138875005' + ')'.repeat(10_000))]);
+    const o = await underAttack(target, (signal) => expandPost(body, signal));
+    expectContained(o, { status: 400 });
+    expect(JSON.parse(o.body).issue[0].details.text).toMatch(/nested too deeply: more than 50 levels/);
+  }, 30_000);
+
+  it('a 1 MB expression is a 400 at once, before it is read', async () => {
+    const body = parametersJson([ecl('< 138875005 OR '.repeat(70_000) + '138875005')]);
+    const o = await underAttack(target, (signal) => expandPost(body, signal));
+    expectContained(o, { status: 400 });
+    expect(JSON.parse(o.body).issue[0].details.text).toMatch(/ECL expression too long: \d+ characters/);
+  }, 30_000);
 });
 
 describe('$expand filter', () => {
