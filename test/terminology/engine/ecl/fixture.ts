@@ -168,7 +168,14 @@ export interface GeneratedSnomed {
 export function generateSnomed(
   n: number,
   seed: number,
-  opts: { attributeCount?: number; refsetCount?: number; subtreeShare?: number; inactiveShare?: number } = {},
+  opts: {
+    attributeCount?: number;
+    refsetCount?: number;
+    subtreeShare?: number;
+    inactiveShare?: number;
+    /** Attribute relationships per concept: 0 to this many (about half of it on average). */
+    maxRelationships?: number;
+  } = {},
 ): GeneratedSnomed {
   const rand = rng(seed);
   const attributeCount = opts.attributeCount ?? 6;
@@ -184,6 +191,7 @@ export function generateSnomed(
   for (let i = 0; i < n; i++) {
     const c: ConceptInput = { code: codes[i], display: `Concept ${i}` };
     if (i === 0) c.parents = [];
+    else if (i === 1) c.parents = [codes[0]];
     else if (i >= attrStart)
       c.parents = [i === attrStart || i >= n - refsetCount ? codes[0] : codes[pick(attrStart, i)]];
     else if (i < subtreeEnd && i > 1) {
@@ -191,9 +199,12 @@ export function generateSnomed(
       if (rand() < 0.3) ps.add(codes[pick(1, i)]);
       c.parents = [...ps];
     } else {
-      const ps = new Set([codes[pick(0, i)]]);
-      if (rand() < 0.3) ps.add(codes[pick(0, i)]);
-      if (rand() < 0.1) ps.add(codes[pick(0, i)]);
+      // Outside the subtree: parents outside it too (the root or a later concept), so the subtree stays its size.
+      const outside = (): string =>
+        i === subtreeEnd || rand() < 0.02 ? codes[0] : codes[pick(subtreeEnd, i)];
+      const ps = new Set([outside()]);
+      if (rand() < 0.3) ps.add(outside());
+      if (rand() < 0.1) ps.add(outside());
       c.parents = [...ps];
     }
     if (i > 0 && i < attrStart && rand() < (opts.inactiveShare ?? 0)) {
@@ -202,7 +213,7 @@ export function generateSnomed(
     }
     const props: ConceptProperty[] = [];
     if (i > 1 && i < attrStart && !c.inactive) {
-      const k = Math.floor(rand() * 4);
+      const k = Math.floor(rand() * (opts.maxRelationships ?? 3) + rand());
       for (let j = 0; j < k; j++) {
         const g = Math.floor(rand() * 4);
         const p: ConceptProperty = {
