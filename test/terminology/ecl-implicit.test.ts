@@ -2,7 +2,10 @@
 // stored by a project through REST; $expand of every implicit url form (filter, count, offset, total,
 // used-codesystem), $validate-code, an include.valueSet naming one, ECL errors as 400 OperationOutcomes naming the
 // position, and another project not seeing the first one's SNOMED CT.
+import fs from 'node:fs';
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURES } from '../helpers/paths.js';
 import { createProject } from '../helpers/projects.js';
 import { call, useTestServer } from '../helpers/server.js';
 import { fixtureCodeSystem, SCT, SCT_VERSION } from './engine/ecl/fixture.js';
@@ -94,7 +97,10 @@ describe('SNOMED CT implicit value sets: $expand', () => {
     expect(res.status).toBe(400);
     expect(res.body.resourceType).toBe('OperationOutcome');
     expect(res.body.issue[0].code).toBe('invalid');
-    expect(res.body.issue[0].details.text).toMatch(/at character 16: expected a concept id/);
+    expect(res.body.issue[0].details.text).toMatch(
+      /^ECL of the implicit value set url: ECL syntax error at character 16: expected a concept id/,
+    );
+    expect(res.body.issue[0].expression).toEqual(['url']);
     const bad = await expand(url(`${SCT}?fhir_vs=foo`));
     expect(bad.status).toBe(400);
   });
@@ -215,8 +221,22 @@ describe('SNOMED CT implicit value sets: $validate-code and tenancy', () => {
   });
 
   it('LOINC http://loinc.org/vs is every LOINC code (none loaded: 422)', async () => {
-    const res = await expand(url('http://loinc.org/vs'));
-    expect(res.status).toBe(422);
-    expect(res.body.issue[0].details.text).toContain('http://loinc.org');
+    const none = await expand(url('http://loinc.org/vs'));
+    expect(none.status).toBe(422);
+    expect(none.body.issue[0].details.text).toContain('http://loinc.org');
+    const loinc = JSON.parse(
+      fs.readFileSync(path.join(FIXTURES, 'CodeSystem-loinc-fragment.json'), 'utf8'),
+    ) as {
+      concept: unknown[];
+    };
+    const other = await createProject(s.base, s.token, 'LOINC');
+    const created = await call(s.base, 'POST', 'fhir/R4/CodeSystem', {
+      token: other.token,
+      body: { ...loinc, id: undefined },
+    });
+    expect(created.status).toBe(201);
+    const all = await expand(`${url('http://loinc.org/vs')}&count=3`, other.token);
+    expect(all.status).toBe(200);
+    expect((all.body as Expansion).expansion.total).toBe(loinc.concept.length);
   });
 });

@@ -8,8 +8,8 @@
 //   http://snomed.info/sct?fhir_vs=ecl/<ECL>        the concepts an ECL expression selects (url-encoded)
 //   http://snomed.info/sct/<module>[/version/<date>]?fhir_vs...  the same in that edition (its latest version)
 //   http://loinc.org/vs                             every LOINC code
-import { relationsOf } from './ecl/index.js';
-import { invalid } from './errors.js';
+import { parseEcl, relationsOf } from './ecl/index.js';
+import { invalid, TerminologyError } from './errors.js';
 import type { Resolver } from './resolver.js';
 import type { ValueSetFilter, ValueSetInclude, ValueSetResource } from './types.js';
 import { compareVersionsDesc, resolveCodeSystem } from './versions.js';
@@ -77,6 +77,13 @@ export async function implicitValueSet(
       ecl = decodeURIComponent(ecl);
     } catch {
       // Not url-encoded (a client that sent it as it is): used as given.
+    }
+    // Read now, so that a syntax error names the url (the position is in the ECL); evaluated with the compose.
+    try {
+      parseEcl(ecl, 'url');
+    } catch (err) {
+      if (err instanceof TerminologyError) err.message = `ECL of the implicit value set url: ${err.message}`;
+      throw err;
     }
     return filter({ property: 'constraint', op: '=', value: ecl });
   }
