@@ -23,16 +23,12 @@ export function formatEcl(e: EclExpr): string {
   }
 }
 
+/** An operand of an operator: bare when it is a concept or `*`, else in parentheses. (Compound expressions format
+ * in parentheses; an attribute name needs none beyond those: the parser tells `(<< 1 OR << 2) = x` from a
+ * refinement in parentheses by the comparison after them.) */
 function sub(e: EclExpr): string {
   const s = formatEcl(e);
   return e.kind === 'hierarchy' || e.kind === 'memberOf' ? `(${s})` : s;
-}
-
-/** An attribute name: operators over a concept or `*` bare (`<<363698007`), others parenthesised. */
-function attributeName(e: EclExpr): string {
-  let x = e;
-  while (x.kind === 'hierarchy' || x.kind === 'memberOf') x = x.expr;
-  return x.kind === 'concept' || x.kind === 'any' ? formatEcl(e) : `(${formatEcl(e)})`;
 }
 
 function card(c: Cardinality | undefined): string {
@@ -47,6 +43,6 @@ export function formatRefinement(r: EclRefinement): string {
     case 'group':
       return `${card(r.cardinality)}{${formatRefinement(r.refinement)}}`;
     case 'attribute':
-      return `${card(r.cardinality)}${r.reverse ? 'R ' : ''}${attributeName(r.attribute)}${r.op}${sub(r.value)}`;
+      return `${card(r.cardinality)}${r.reverse ? 'R ' : ''}${formatEcl(r.attribute)}${r.op}${sub(r.value)}`;
   }
 }

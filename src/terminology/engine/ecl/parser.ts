@@ -248,7 +248,7 @@ class Parser {
   private subRefinement(depth: number, inGroup: boolean): EclRefinement {
     this.enter(depth);
     this.ws();
-    if (this.peek('(')) {
+    if (this.peek('(') && !this.comparisonAfterParentheses()) {
       this.i++;
       this.ws();
       const r = this.refinement(depth + 1, inGroup);
@@ -291,6 +291,39 @@ class Parser {
       throw this.fail('an expression constraint (concrete values are not supported)');
     const value = this.subExpression(depth + 1);
     return { kind: 'attribute', cardinality, reverse, attribute, op, value };
+  }
+
+  /** At a '(' in a refinement: is it an attribute name in parentheses (`(<< 1 OR << 2) = x`), i.e. is the
+   * matching ')' followed by '=' or '!='? Otherwise it is a refinement in parentheses. One scan to the matching
+   * ')' (terms and comments skipped; the depth limit bounds how often text is scanned again). */
+  private comparisonAfterParentheses(): boolean {
+    const s = this.s;
+    let depth = 0;
+    for (let k = this.i; k < s.length; k++) {
+      const c = s.charCodeAt(k);
+      if (c === 124 /* | */) {
+        const end = s.indexOf('|', k + 1);
+        if (end < 0) return false;
+        k = end;
+      } else if (c === 47 /* / */ && s.charCodeAt(k + 1) === 42) {
+        const end = s.indexOf('*/', k + 2);
+        if (end < 0) return false;
+        k = end + 1;
+      } else if (c === 40) depth++;
+      else if (c === 41 && --depth === 0) {
+        const save = this.i;
+        this.i = k + 1;
+        try {
+          this.ws();
+          return this.peek('=') || this.peek('!=');
+        } catch {
+          return false;
+        } finally {
+          this.i = save;
+        }
+      }
+    }
+    return false;
   }
 
   /** '[' min '..' (max | '*') ']'. */

@@ -170,12 +170,22 @@ const cardinality: fc.Arbitrary<Cardinality | undefined> = fc.constantFrom(
   { min: 2, max: undefined },
 );
 const hierarchyOp = fc.constantFrom<HierarchyOp>('<', '<<', '<!', '<<!', '>', '>>', '>!', '>>!');
-const attributeName: fc.Arbitrary<EclExpr> = fc.oneof(
+const simpleAttributeName: fc.Arbitrary<EclExpr> = fc.oneof(
   fc.constantFrom(...data.attributes).map((code): EclExpr => ({ kind: 'concept', code })),
   fc
     .tuple(fc.constantFrom<HierarchyOp>('<', '<<'), fc.constantFrom(...data.attributes))
     .map(([op, code]): EclExpr => ({ kind: 'hierarchy', op, expr: { kind: 'concept', code } })),
   fc.constant<EclExpr>({ kind: 'any' }),
+);
+// Compound attribute names print in parentheses: `(<<a OR b) = value`.
+const attributeName: fc.Arbitrary<EclExpr> = fc.oneof(
+  { weight: 4, arbitrary: simpleAttributeName },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(simpleAttributeName, simpleAttributeName)
+      .map(([left, right]): EclExpr => ({ kind: 'or', left, right })),
+  },
 );
 
 const { expr } = fc.letrec<{
