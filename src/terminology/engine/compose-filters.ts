@@ -3,7 +3,7 @@
 // event-loop slices under a time budget) compare the values of a built-in or code system property.
 import { FLAG_ABSTRACT, FLAG_INACTIVE, type CodeSystemIndex } from './code-system-index.js';
 import { EXT } from './concept-details.js';
-import { eclMask } from './ecl/index.js';
+import { eclMaskReady } from './ecl/index.js';
 import { invalid, TerminologyError, withTxIssueType } from './errors.js';
 import {
   compileFilterRegex,
@@ -174,11 +174,11 @@ function snomedFilter(
   value: string,
   where: string,
   path: string,
-): Uint8Array | undefined {
+): Uint8Array | Promise<Uint8Array> | undefined {
   if (property === 'constraint' || property === 'expression') {
     if (op !== '=') throw invalid(`Filter ${where}: '${property}' takes op '=' (an ECL expression)`, [path]);
     try {
-      return eclMask(src, value, path);
+      return eclMaskReady(src, value, path);
     } catch (err) {
       if (err instanceof TerminologyError) err.message = `Filter ${path}: ${err.message}`;
       throw err;
@@ -188,7 +188,7 @@ function snomedFilter(
     const refset = value.trim();
     if (!/^[0-9]{1,18}$/.test(refset))
       throw invalid(`Filter ${where}: for SNOMED CT, 'concept in' takes one reference set id`, [path]);
-    return eclMask(src, `^${refset}`, path);
+    return eclMaskReady(src, `^${refset}`, path);
   }
   return undefined;
 }

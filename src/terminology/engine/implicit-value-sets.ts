@@ -8,7 +8,7 @@
 //   http://snomed.info/sct?fhir_vs=ecl/<ECL>        the concepts an ECL expression selects (url-encoded)
 //   http://snomed.info/sct/<module>[/version/<date>]?fhir_vs...  the same in that edition (its latest version)
 //   http://loinc.org/vs                             every LOINC code
-import { parseEcl, relationsOf } from './ecl/index.js';
+import { parseEcl, relationsReady } from './ecl/index.js';
 import { invalid, TerminologyError } from './errors.js';
 import type { Resolver } from './resolver.js';
 import type { ValueSetFilter, ValueSetInclude, ValueSetResource } from './types.js';
@@ -67,7 +67,9 @@ export async function implicitValueSet(
   if (what === 'refset') {
     // The reference sets with members in that version, listed (the code system decides the list; none: empty).
     const index = await resolveCodeSystem(resolver, SNOMED_CT, version);
-    const refsets = index ? [...relationsOf(index).refsetMembers.keys()].sort((a, b) => a - b) : [];
+    const refsets = index
+      ? [...(await relationsReady(index)).refsetMembers.keys()].sort((a, b) => a - b)
+      : [];
     if (refsets.length === 0) return filter({ property: 'constraint', op: '=', value: NOTHING });
     return valueSetOf(url, { ...include, concept: refsets.map((o) => ({ code: index!.code(o) })) }, version);
   }

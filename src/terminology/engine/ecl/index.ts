@@ -8,13 +8,14 @@ import { evaluateEclExpression } from './evaluate.js';
 import { formatEcl } from './format.js';
 import { DEFAULT_ECL_LIMITS, type EclLimits } from './limits.js';
 import { parseEcl } from './parser.js';
+import { hasRelations, relationsReady } from './relations.js';
 
 export type { EclExpr, EclRefinement, Cardinality, HierarchyOp } from './ast.js';
 export { parseEcl } from './parser.js';
 export { formatEcl } from './format.js';
 export { evaluateEclExpression } from './evaluate.js';
 export { DEFAULT_ECL_LIMITS, type EclLimits } from './limits.js';
-export { relationsOf, IS_A, REFSET_PROPERTY } from './relations.js';
+export { relationsOf, relationsReady, IS_A, REFSET_PROPERTY } from './relations.js';
 export * as bitset from './bitset.js';
 
 const RESULTS = new EclResultCache();
@@ -40,6 +41,35 @@ export function evaluateEcl(
 /** evaluateEcl as a byte per concept (the form of compose filter results). */
 export function eclMask(index: CodeSystemIndex, text: string, path = 'ecl'): Uint8Array {
   return toMask(evaluateEcl(index, text, path), index.size);
+}
+
+/** eclMask, but when the expression needs the index's relations (refinements, memberOf, dotted attributes) and
+ * they are not built yet, a promise: they are built in slices that yield the event loop. A syntax error is thrown
+ * at once. */
+export function eclMaskReady(
+  index: CodeSystemIndex,
+  text: string,
+  path = 'ecl',
+): Uint8Array | Promise<Uint8Array> {
+  const expr = parseEcl(text, path);
+  if (hasRelations(index) || !needsRelations(expr)) return eclMask(index, text, path);
+  return Promise.resolve(relationsReady(index)).then(() => eclMask(index, text, path));
+}
+
+function needsRelations(e: EclExpr): boolean {
+  switch (e.kind) {
+    case 'concept':
+    case 'any':
+      return false;
+    case 'hierarchy':
+      return needsRelations(e.expr);
+    case 'and':
+    case 'or':
+    case 'minus':
+      return needsRelations(e.left) || needsRelations(e.right);
+    default:
+      return true;
+  }
 }
 
 /** Drops every cached result (tests; a released index's entries age out). */

@@ -2,13 +2,18 @@
 // with it (a WeakMap: gone with the index): the relationships (attribute properties whose code is a concept of the
 // code system, and the is-a edges when the system has 116680003 |Is a|) as a CSR by source ordinal, the same by
 // destination for reverse attributes (built when first asked for), and the members of each reference set (the
-// `refset` property). Typed arrays only: 12 bytes a relationship (+ 4 for the reverse), no object per relationship.
+// `refset` property). Typed arrays only: 12 bytes a relationship (+ 8 for the reverse), no object per relationship.
+// Building reads every property of the index (~1.5 s for a million relationships): `relationsReady` does it in
+// slices that yield the event loop; `relationsOf` at once.
 import type { CodeSystemIndex } from '../code-system-index.js';
 
 /** The SNOMED CT is-a relationship type: the index's parents, seen as attributes. */
 export const IS_A = '116680003';
 /** The concept property that names a reference set a concept is a member of. */
 export const REFSET_PROPERTY = 'refset';
+
+/** Milliseconds of building between two yields of the event loop. */
+const SLICE_MS = 10;
 
 export class Relations {
   /** Relationships of concept o: relOff[o]..relOff[o+1) in relType/relDest/relGroup. */
@@ -20,68 +25,15 @@ export class Relations {
   readonly refsetMembers: Map<number, Int32Array>;
   private reverse?: { off: Int32Array; rel: Int32Array; src: Int32Array };
 
-  constructor(private readonly index: CodeSystemIndex) {
-    const n = index.size;
-    const typeOrd = new Map<string, number>();
-    const ordOfType = (code: string): number => {
-      let t = typeOrd.get(code);
-      if (t === undefined) typeOrd.set(code, (t = index.ordinalOf(code)));
-      return t;
-    };
-    const { parentOff, parentIdx } = index.parts;
-    const isA = index.ordinalOf(IS_A);
-    const counts = new Int32Array(n + 1);
-    const members = new Map<number, number[]>();
-    // Pass 1: count (and collect refset members).
-    for (const [ord, props] of index.properties) {
-      for (const p of props) {
-        if (p.code === REFSET_PROPERTY) {
-          const r = index.ordinalOf(p.valueCode ?? p.valueCoding?.code ?? '');
-          if (r < 0) continue;
-          let list = members.get(r);
-          if (!list) members.set(r, (list = []));
-          list.push(ord);
-          continue;
-        }
-        if ((p.valueCode ?? p.valueCoding?.code) !== undefined && ordOfType(p.code) >= 0) counts[ord + 1]++;
-      }
-    }
-    if (isA >= 0) for (let o = 0; o < n; o++) counts[o + 1] += parentOff[o + 1] - parentOff[o];
-    for (let o = 0; o < n; o++) counts[o + 1] += counts[o];
-    const total = counts[n];
-    this.relOff = counts;
-    this.relType = new Int32Array(total);
-    this.relDest = new Int32Array(total);
-    this.relGroup = new Int32Array(total);
-    const fill = Int32Array.from(counts.subarray(0, n));
-    if (isA >= 0)
-      for (let o = 0; o < n; o++)
-        for (let k = parentOff[o]; k < parentOff[o + 1]; k++) {
-          const at = fill[o]++;
-          this.relType[at] = isA;
-          this.relDest[at] = parentIdx[k];
-        }
-    // Pass 2: fill. A relationship whose destination the code system lacks is kept with destination -1: it is
-    // in no value set (so it matches `!=` and never `=`).
-    for (const [ord, props] of index.properties) {
-      for (const p of props) {
-        if (p.code === REFSET_PROPERTY) continue;
-        const value = p.valueCode ?? p.valueCoding?.code;
-        if (value === undefined) continue;
-        const t = ordOfType(p.code);
-        if (t < 0) continue;
-        const at = fill[ord]++;
-        this.relType[at] = t;
-        this.relDest[at] = index.ordinalOf(value);
-        this.relGroup[at] = p.group ?? 0;
-      }
-    }
-    this.refsetMembers = new Map();
-    for (const [r, list] of members) {
-      const a = Int32Array.from(list);
-      a.sort();
-      this.refsetMembers.set(r, a);
-    }
+  constructor(
+    private readonly index: CodeSystemIndex,
+    parts: Pick<Relations, 'relOff' | 'relType' | 'relDest' | 'relGroup' | 'refsetMembers'>,
+  ) {
+    this.relOff = parts.relOff;
+    this.relType = parts.relType;
+    this.relDest = parts.relDest;
+    this.relGroup = parts.relGroup;
+    this.refsetMembers = parts.refsetMembers;
   }
 
   /** Relationships by destination: off[d]..off[d+1) in rel (relationship numbers) and src (their sources). */
@@ -115,11 +67,120 @@ export class Relations {
   }
 }
 
-const RELATIONS = new WeakMap<CodeSystemIndex, Relations>();
+/** The building of an index's relations, as steps: it yields (undefined) whenever `due()` says a slice is over,
+ * and returns the relations. */
+function* build(index: CodeSystemIndex, due: () => boolean): Generator<undefined, Relations> {
+  const n = index.size;
+  const typeOrd = new Map<string, number>();
+  const ordOfType = (code: string): number => {
+    let t = typeOrd.get(code);
+    if (t === undefined) typeOrd.set(code, (t = index.ordinalOf(code)));
+    return t;
+  };
+  const { parentOff, parentIdx } = index.parts;
+  const isA = index.ordinalOf(IS_A);
+  const counts = new Int32Array(n + 1);
+  const members = new Map<number, number[]>();
+  let step = 0;
+  // Pass 1: count (and collect refset members).
+  for (const [ord, props] of index.properties) {
+    if ((++step & 1023) === 0 && due()) yield;
+    for (const p of props) {
+      if (p.code === REFSET_PROPERTY) {
+        const r = index.ordinalOf(p.valueCode ?? p.valueCoding?.code ?? '');
+        if (r < 0) continue;
+        let list = members.get(r);
+        if (!list) members.set(r, (list = []));
+        list.push(ord);
+        continue;
+      }
+      if ((p.valueCode ?? p.valueCoding?.code) !== undefined && ordOfType(p.code) >= 0) counts[ord + 1]++;
+    }
+  }
+  if (isA >= 0) for (let o = 0; o < n; o++) counts[o + 1] += parentOff[o + 1] - parentOff[o];
+  for (let o = 0; o < n; o++) counts[o + 1] += counts[o];
+  const total = counts[n];
+  const relType = new Int32Array(total);
+  const relDest = new Int32Array(total);
+  const relGroup = new Int32Array(total);
+  const fill = Int32Array.from(counts.subarray(0, n));
+  if (isA >= 0)
+    for (let o = 0; o < n; o++)
+      for (let k = parentOff[o]; k < parentOff[o + 1]; k++) {
+        const at = fill[o]++;
+        relType[at] = isA;
+        relDest[at] = parentIdx[k];
+      }
+  // Pass 2: fill. A relationship whose destination the code system lacks is kept with destination -1: it is in no
+  // value set (so it matches `!=` and never `=`).
+  for (const [ord, props] of index.properties) {
+    if ((++step & 1023) === 0 && due()) yield;
+    for (const p of props) {
+      if (p.code === REFSET_PROPERTY) continue;
+      const value = p.valueCode ?? p.valueCoding?.code;
+      if (value === undefined) continue;
+      const t = ordOfType(p.code);
+      if (t < 0) continue;
+      const at = fill[ord]++;
+      relType[at] = t;
+      relDest[at] = index.ordinalOf(value);
+      relGroup[at] = p.group ?? 0;
+    }
+  }
+  const refsetMembers = new Map<number, Int32Array>();
+  for (const [r, list] of members) refsetMembers.set(r, Int32Array.from(list).sort());
+  return new Relations(index, { relOff: counts, relType, relDest, relGroup, refsetMembers });
+}
 
-/** The relations of an index (built on first use). */
+const RELATIONS = new WeakMap<CodeSystemIndex, Relations>();
+const PENDING = new WeakMap<CodeSystemIndex, Promise<Relations>>();
+
+/** The relations of an index, built now if they are not yet (synchronously: the event loop waits). */
 export function relationsOf(index: CodeSystemIndex): Relations {
   let r = RELATIONS.get(index);
-  if (!r) RELATIONS.set(index, (r = new Relations(index)));
+  if (!r) {
+    const steps = build(index, () => false);
+    let s = steps.next();
+    while (!s.done) s = steps.next();
+    RELATIONS.set(index, (r = s.value));
+  }
   return r;
+}
+
+/** Are the relations of an index built? */
+export function hasRelations(index: CodeSystemIndex): boolean {
+  return RELATIONS.has(index);
+}
+
+/** The relations of an index: at once when built, else built in slices of ~10 ms that yield the event loop (one
+ * building per index, shared by every caller meanwhile). */
+export function relationsReady(index: CodeSystemIndex): Relations | Promise<Relations> {
+  const done = RELATIONS.get(index);
+  if (done) return done;
+  let pending = PENDING.get(index);
+  if (!pending) {
+    pending = new Promise<Relations>((resolve, reject) => {
+      let until = 0;
+      const steps = build(index, () => performance.now() > until);
+      const slice = (): void => {
+        try {
+          until = performance.now() + SLICE_MS;
+          const s = steps.next();
+          if (!s.done) {
+            setImmediate(slice);
+            return;
+          }
+          RELATIONS.set(index, s.value);
+          PENDING.delete(index);
+          resolve(s.value);
+        } catch (err) {
+          PENDING.delete(index);
+          reject(err as Error);
+        }
+      };
+      slice();
+    });
+    PENDING.set(index, pending);
+  }
+  return pending;
 }

@@ -2,13 +2,15 @@
 // they apply to the fixture), and the SNOMED compose filters (constraint, concept in <refset>, is-a on a DAG).
 import { describe, expect, it } from 'vitest';
 import {
+  CodeSystemIndexBuilder,
   ExpansionEngine,
   evaluateEcl,
   TerminologyError,
   type ValueSetResource,
 } from '../../../../src/terminology/engine/index.js';
 import { TestResolver } from '../helpers.js';
-import { fixtureIndex, INACTIVE_CODE, SCT, SCT_VERSION } from './fixture.js';
+import { relationsOf, relationsReady } from '../../../../src/terminology/engine/ecl/index.js';
+import { fixtureIndex, generateSnomed, INACTIVE_CODE, SCT, SCT_VERSION } from './fixture.js';
 
 const index = fixtureIndex();
 const codes = (ecl: string): string[] => {
@@ -93,6 +95,26 @@ describe('ECL evaluation', () => {
     const a = evaluateEcl(index, '<< 56265001 |Heart disease|');
     const b = evaluateEcl(index, '/* x */ <<56265001');
     expect(b).toBe(a);
+  });
+});
+
+describe('relations', () => {
+  it('built in slices (relationsReady) are the same as built at once', async () => {
+    const data = generateSnomed(20_000, 3, { maxRelationships: 5 });
+    const a = CodeSystemIndexBuilder.build({ url: SCT }, data.concepts);
+    const b = CodeSystemIndexBuilder.build({ url: SCT }, data.concepts);
+    const pending = relationsReady(a);
+    expect(pending).toBeInstanceOf(Promise);
+    expect(relationsReady(a)).toBe(pending);
+    const sliced = await pending;
+    const whole = relationsOf(b);
+    expect(relationsReady(a)).toBe(sliced);
+    expect(sliced.relType.length).toBeGreaterThan(20_000);
+    expect(sliced.relOff).toEqual(whole.relOff);
+    expect(sliced.relType).toEqual(whole.relType);
+    expect(sliced.relDest).toEqual(whole.relDest);
+    expect(sliced.relGroup).toEqual(whole.relGroup);
+    expect([...sliced.refsetMembers.entries()]).toEqual([...whole.refsetMembers.entries()]);
   });
 });
 
