@@ -21,6 +21,8 @@ export interface TestResult {
   expected?: Json;
   /** The response after the runner's scrubbing and sorting. */
   actual?: Json;
+  /** The response body as received (for --answers; not in the JSON detail). */
+  text?: string;
 }
 
 /** The row a result counts in: its suite (`suite $lookup` for an operation other than $expand), or

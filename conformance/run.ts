@@ -8,10 +8,9 @@ import path from 'node:path';
 import { startServerProcess, type ServerProcess } from '../test/helpers/processes.js';
 import { signIn } from '../test/helpers/server.js';
 import { storeSetup, type StoredSuite } from './stored.js';
-import { compareJson, type Json } from './compare.js';
+import zlib from 'node:zlib';
+import { judge } from './judge.js';
 import { loadTests, OPERATIONS, READS, ROOT, type ConformanceTest } from './loader.js';
-import { normalizeCapabilities, normalizeResponse } from './normalize.js';
-import { fromR4 } from './r4.js';
 import { formatDiff, formatTable, readRatchet, writeRatchet, type TestResult } from './report.js';
 
 /** Per-request time limit: a request that takes longer counts as failed and the server is restarted. */
@@ -24,6 +23,11 @@ interface Args {
   record: boolean;
   /** Each suite's setup stored through the REST API in a project of its own, instead of sent as tx-resource. */
   stored: boolean;
+  /** Another terminology server's FHIR base (e.g. FHIRsmith's `http://127.0.0.1:3999/tx/r4/`): no server is
+   * started, no token sent. */
+  target?: string;
+  /** Where to write every answer (status and body by test name; gzipped when the name ends in .gz). */
+  answers?: string;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -39,9 +43,12 @@ function parseArgs(argv: string[]): Args {
     else if (x === '--check') a.check = true;
     else if (x === '--record') a.record = true;
     else if (x === '--stored') a.stored = true;
+    else if (x === '--target') a.target = argv[++i];
+    else if (x === '--answers') a.answers = argv[++i];
     else
       throw new Error(
-        `Unknown argument ${x} (use --only <suite|test>, --json [file], --check, --record, --stored)`,
+        `Unknown argument ${x} (use --only <suite|test>, --json [file], --check, --record, --stored, ` +
+          '--target <base url>, --answers <file>)',
       );
   }
   return a;
@@ -52,11 +59,37 @@ interface Started {
   token: string;
 }
 
+/** Where the tests are sent. */
+interface TestTarget {
+  /** The URL of an operation path (`ValueSet/$expand`). */
+  url(path: string): string;
+  token?: string;
+  restart(): Promise<void>;
+}
+
+/** Another server, already running (a reference server the runner is calibrated on). */
+class ExternalTarget implements TestTarget {
+  constructor(private readonly base: string) {}
+  url(p: string): string {
+    return `${this.base.replace(/\/?$/, '/')}${p}`;
+  }
+  async restart(): Promise<void> {}
+}
+
 /** The server under test. Its embedded database lives in one temporary folder for the whole run, so a restart
  * after a frozen request skips migrations and the core load (~15 s instead of ~45 s on a loaded machine); every
  * test brings its own resources (tx-resource), so nothing a killed server left behind matters. */
-class Target {
+class Target implements TestTarget {
   current?: Started;
+
+  url(p: string): string {
+    return `${this.current!.server.base}fhir/R4/${p}`;
+  }
+
+  get token(): string | undefined {
+    return this.current?.token;
+  }
+
   private readonly dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-'));
 
   async start(): Promise<void> {
@@ -108,7 +141,7 @@ function request(
   });
 }
 
-async function runTest(target: Target, t: ConformanceTest, stored?: StoredSuite): Promise<TestResult> {
+async function runTest(target: TestTarget, t: ConformanceTest, stored?: StoredSuite): Promise<TestResult> {
   const started = Date.now();
   const base = {
     suite: t.suite,
@@ -119,8 +152,9 @@ async function runTest(target: Target, t: ConformanceTest, stored?: StoredSuite)
   };
   if (stored?.error)
     return { ...base, passed: false, status: 0, ms: 0, message: `Setup refused: ${stored.error}` };
+  const token = stored?.token ?? target.token;
   const headers: Record<string, string> = {
-    authorization: `Bearer ${stored?.token ?? target.current!.token}`,
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
     'content-type': 'application/fhir+json',
     accept: 'application/fhir+json',
   };
@@ -129,7 +163,7 @@ async function runTest(target: Target, t: ConformanceTest, stored?: StoredSuite)
   let status = 0;
   let text: string;
   try {
-    const url = `${target.current!.server.base}fhir/R4/${OPERATIONS[t.operation]}`;
+    const url = target.url(OPERATIONS[t.operation]);
     const res = READS.has(t.operation)
       ? await request(url, 'GET', { accept: 'application/fhir+json' })
       : await request(url, 'POST', headers, JSON.stringify(stored ? t.bodyWithoutSetup : t.body));
@@ -149,26 +183,7 @@ async function runTest(target: Target, t: ConformanceTest, stored?: StoredSuite)
     };
   }
   const ms = Date.now() - started;
-  let actual: Json;
-  try {
-    actual = JSON.parse(text) as Json;
-  } catch {
-    return { ...base, passed: false, status, ms, message: `Response is not JSON: ${text.slice(0, 200)}` };
-  }
-  // The runner's R4 client parses the response as R4 and converts it to R5, then scrubs and sorts it.
-  fromR4(actual);
-  const pattern = READS.has(t.operation);
-  actual = pattern ? normalizeCapabilities(actual) : normalizeResponse(actual, t.operation);
-  let message: string | null;
-  try {
-    message = compareJson(t.expected, actual, { modes: t.modes, variables: { version: '4.0.1' }, pattern });
-  } catch (err) {
-    message = String(err);
-  }
-  const klass = `${Math.floor(status / 100)}xx`;
-  if (klass !== t.httpCode)
-    message = `Response Code fail: should be '${t.httpCode}' but is '${status}'${message ? `\n${message}` : ''}`;
-  return { ...base, passed: message === null, status, ms, message: message ?? undefined, actual };
+  return { ...base, ms, status, text, ...judge(t, status, text) };
 }
 
 async function main(): Promise<number> {
@@ -179,10 +194,13 @@ async function main(): Promise<number> {
     tests = tests.filter((t) => t.suite === only || t.name === only || t.name.includes(only));
     if (tests.length === 0) throw new Error(`No general-mode test or suite matches "${only}"`);
   }
-  const target = new Target();
+  const own = args.target ? undefined : new Target();
+  const target: TestTarget = own ?? new ExternalTarget(args.target!);
+  if (args.target && args.stored) throw new Error('--stored needs the server this runner starts');
   const t0 = Date.now();
-  await target.start();
+  await own?.start();
   const results: TestResult[] = [];
+  const answers: Record<string, { status: number; text: string }> = {};
   try {
     const suites = new Map<string, StoredSuite>();
     for (const t of tests) {
@@ -190,31 +208,49 @@ async function main(): Promise<number> {
       if (args.stored) {
         stored = suites.get(t.suite);
         if (!stored) {
-          stored = await storeSetup(target.current!.server.base, target.current!.token, t.suite, t.setup);
+          stored = await storeSetup(own!.current!.server.base, own!.current!.token, t.suite, t.setup);
           suites.set(t.suite, stored);
         }
       }
       const r = await runTest(target, t, stored);
       results.push(r);
+      if (args.answers) answers[`${t.suite}/${t.name}`] = { status: r.status, text: r.text ?? '' };
       if (args.only && !r.passed) console.log(formatDiff(r));
     }
   } finally {
-    await target.stop();
+    await own?.stop();
+  }
+  if (args.answers) {
+    const json = JSON.stringify({
+      target: args.target ?? 'this server',
+      recorded: new Date().toISOString(),
+      answers,
+    });
+    fs.mkdirSync(path.dirname(args.answers), { recursive: true });
+    fs.writeFileSync(args.answers, args.answers.endsWith('.gz') ? zlib.gzipSync(json, { level: 9 }) : json);
+    console.log(`answers written to ${args.answers}`);
   }
   console.log(formatTable(results));
   console.log(`(${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   if (args.json) {
     fs.mkdirSync(path.dirname(args.json), { recursive: true });
-    fs.writeFileSync(args.json, JSON.stringify(results, null, 2));
+    fs.writeFileSync(
+      args.json,
+      JSON.stringify(
+        results.map(({ text: _text, ...r }) => r),
+        null,
+        2,
+      ),
+    );
     console.log(`detail written to ${args.json}`);
   }
   const passed = results.filter((r) => r.passed).length;
   if (args.stored) console.log('(setup stored through the REST API, one project per suite; not ratcheted)');
-  if (args.record && !args.only && !args.stored) {
+  if (args.record && !args.only && !args.stored && !args.target) {
     writeRatchet(results);
     console.log(`ratchet recorded: ${passed}`);
   }
-  if (args.check && !args.only && !args.stored) {
+  if (args.check && !args.only && !args.stored && !args.target) {
     // Each operation holds its own count: more passes of one never cover fewer of another.
     const floors = readRatchet();
     let dropped = false;
