@@ -61,8 +61,9 @@ function pathOf(u: string): string {
   return x.pathname + x.search;
 }
 
-/** Distinct typeahead filters nobody asked before: word prefixes (3+ letters) and "word prefix" pairs. */
-function filterLists(words: string[]): { one: string[]; two: string[] } {
+/** Distinct typeahead filters nobody asked before: word prefixes (3+ letters), "word prefix" pairs, and starts of
+ * codes (`C0543`: the generator's codes are C + 6 digits; 2 to 6 characters after the C). */
+function filterLists(words: string[]): { one: string[]; two: string[]; code: string[] } {
   let seed = 42;
   const rnd = () => {
     seed = (seed * 1103515245 + 12345) & 0x7fffffff;
@@ -78,7 +79,12 @@ function filterLists(words: string[]): { one: string[]; two: string[] } {
     if (a === b) continue;
     two.add(`${a} ${b.slice(0, Math.max(2, Math.ceil(b.length * rnd())))}`);
   }
-  return { one: oneList, two: [...two] };
+  const code = new Set<string>();
+  while (code.size < 600) {
+    const digits = String(Math.floor(rnd() * 1_000_000)).padStart(6, '0');
+    code.add(`C${digits.slice(0, 2 + Math.floor(rnd() * 5))}`);
+  }
+  return { one: oneList, two: [...two], code: [...code] };
 }
 
 interface LoopResult {
@@ -140,11 +146,12 @@ async function requestMix(
 ): Promise<void> {
   const headers = { authorization: `Bearer ${token}` };
   const say = (text: string) => record && process.stderr.write(text);
-  const { one, two } = filterLists(words);
+  const { one, two, code } = filterLists(words);
   const concurrent: Array<[string, LoadResult]> = [];
   for (const [name, list] of [
     ['new one-word filters count=20', one],
     ['new two-word filters count=20', two],
+    ['new code-prefix filters count=20', code],
   ] as const) {
     // The same filter twice would be answered from the result cache: every filter is sent once. One at a time is
     // the server's own time per new filter (what one typist sees); 16 at a time with autocannon (many typists; a
