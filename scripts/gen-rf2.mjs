@@ -676,8 +676,7 @@ for (let s = 0; s < SEGMENTS.length; s++) {
         };
       if (!samples.synonyms && w.synonyms.length >= 2)
         samples.synonyms = { code: id, display: w.display, fsn: w.fsn, synonyms: w.synonyms };
-      if (!samples.nonAscii && /[^\x00-\x7f]/.test(w.display))
-        samples.nonAscii = { code: id, display: w.display };
+      if (!samples.nonAscii && /[^ -~]/.test(w.display)) samples.nonAscii = { code: id, display: w.display };
       if (!samples.refset && i % 97 === 5) samples.refset = { code: id, refset: REFSETS[i % 3] };
     }
     if (!samples.definition && defs === 1) samples.definition = { code: id, display: w.display };
