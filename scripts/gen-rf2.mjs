@@ -435,6 +435,8 @@ const cap = (s) => s[0].toUpperCase() + s.slice(1);
 function termFor(kind, n) {
   switch (kind) {
     case 'disorder': {
+      // Eponyms (some non-ASCII: "Sjögren") at fixed places, so every size has them.
+      if (n % 50 === 4) return `${EPONYMS[Math.floor(n / 50) % EPONYMS.length]} syndrome ${n}`;
       const r = rnd();
       if (r < 0.04) return `${pick(EPONYMS)} disease ${pick(['type', 'variant'])} ${n}`;
       if (r < 0.5) return `${cap(pick(ADJ))} ${pick(MORPHS)} of ${pick(SIDES)} ${pick(SITES)} ${n}`;
