@@ -6,12 +6,14 @@ import { CONCEPT_COLUMNS, EN_US } from './columns.js';
 import { codeSystemHead } from './head.js';
 import { conceptBatches } from './concepts.js';
 import { onlyFullOrDelta, rf2Layout } from './layout.js';
-import { readRf2Release } from './read-release.js';
+import { readRf2Release, type Rf2Release } from './read-release.js';
 import { firstLine } from './table.js';
 import { isSctid } from './sctid.js';
 
-/** Concepts per batch handed to the writer. */
-const BATCH = 5000;
+/** Concepts per batch handed to the writer, and so per INSERT statement: RF2 concepts are big rows (~1 KB of
+ * designations and properties), and on the embedded database statements of 5,000 of them took more time and
+ * memory than of 1,000 (100,000 concepts: 48 s and 1.32 GB peak RSS against 42 s and 1.21 GB). */
+const BATCH = 1000;
 
 export const rf2Format: ReleaseFormat = {
   name: 'rf2',
@@ -35,17 +37,18 @@ export const rf2Format: ReleaseFormat = {
     const languageRefset = options.languageRefset ?? EN_US;
     if (!isSctid(languageRefset))
       throw new Error(`language reference set "${languageRefset}" is not an SCTID`);
-    const release = await readRf2Release(files, layout, languageRefset);
+    let release: Rf2Release | undefined = await readRf2Release(files, layout, languageRefset);
     const head = codeSystemHead(release, layout);
-    let read = false;
     return {
       codeSystems: [
         {
           head,
-          concepts() {
-            if (read) throw new Error('the concepts of a release are read once');
-            read = true;
-            return conceptBatches(release, BATCH);
+          async *concepts() {
+            if (!release) throw new Error('the concepts of a release are read once');
+            const r = release;
+            // Its tables go once the concepts are made (the index is built and written after them).
+            release = undefined;
+            yield* conceptBatches(r, BATCH);
           },
         },
       ],
