@@ -10,6 +10,18 @@ import { Desc, type Rf2Release } from './read-release.js';
 const FSN_USE = { system: SCT, code: FSN, display: 'Fully specified name' };
 const SYNONYM_USE = { system: SCT, code: SYNONYM, display: 'Synonym' };
 
+const SUFFICIENTLY_DEFINED: ConceptProperty = { code: 'sufficientlyDefined', valueBoolean: true };
+const NOT_SUFFICIENTLY_DEFINED: ConceptProperty = { code: 'sufficientlyDefined', valueBoolean: false };
+
+/** Property objects many concepts have alike (module, effective time, refset membership) are one object each:
+ * the writer and the index builder keep them per concept (~1 million fewer objects at the International size). */
+const sharedProperties = new Map<string, ConceptProperty>(); // by kind and value: a few hundred at most
+function shared(key: string, make: () => ConceptProperty): ConceptProperty {
+  let p = sharedProperties.get(key);
+  if (!p) sharedProperties.set(key, (p = make()));
+  return p;
+}
+
 /** A synonym's rank among a concept's designations (lower first): preferred, acceptable, others. */
 function rank(flags: number): number {
   if (flags & Desc.Fsn) return 4;
@@ -47,9 +59,12 @@ export function conceptInput(rel: Rf2Release, o: number): ConceptInput {
     parents.push(rel.ids[rel.isADestination[rel.isA.order[k]]]);
 
   const properties: ConceptProperty[] = [
-    { code: 'moduleId', valueCode: rel.modules[rel.module[o]] },
-    { code: 'effectiveTime', valueString: String(rel.time[o]) },
-    { code: 'sufficientlyDefined', valueBoolean: rel.defined[o] === 1 },
+    shared(`m${rel.modules[rel.module[o]]}`, () => ({
+      code: 'moduleId',
+      valueCode: rel.modules[rel.module[o]],
+    })),
+    shared(`t${rel.time[o]}`, () => ({ code: 'effectiveTime', valueString: String(rel.time[o]) })),
+    rel.defined[o] === 1 ? SUFFICIENTLY_DEFINED : NOT_SUFFICIENTLY_DEFINED,
   ];
   const a = rel.attributes;
   for (let k = a.offsets[o]; k < a.offsets[o + 1]; k++) {
@@ -64,7 +79,12 @@ export function conceptInput(rel: Rf2Release, o: number): ConceptInput {
   }
   const m = rel.members;
   for (let k = m.offsets[o]; k < m.offsets[o + 1]; k++)
-    properties.push({ code: 'refset', valueCode: rel.refsets[rel.memberRefset[m.order[k]]] });
+    properties.push(
+      shared(`r${rel.refsets[rel.memberRefset[m.order[k]]]}`, () => ({
+        code: 'refset',
+        valueCode: rel.refsets[rel.memberRefset[m.order[k]]],
+      })),
+    );
 
   const concept: ConceptInput = { code: rel.ids[o], display: display ?? null, properties };
   const definition = rel.definitions.get(o);
