@@ -1,6 +1,6 @@
 // `npm run import -- <file|folder|zip>... [--format rf2|loinc|icd10cm|fhir] [--language-refset <id>]
 // [--project <id> | --shared]`: imports CodeSystems and ValueSets (JSON resource, Bundle or NDJSON) and terminology
-// releases (a SNOMED CT RF2 Snapshot folder; release/formats.ts lists the formats, detected by their files' names and
+// releases (a SNOMED CT RF2 Snapshot folder or zip; release/formats.ts lists the formats, detected by their files' names and
 // first lines) into the database the server uses (DATA_DIR or DATABASE_URL/DATABASE_SCHEMA), with a progress
 // bar on a terminal and a progress line every few seconds otherwise (CI logs, `nohup`). The embedded database (PGlite)
 // is single-process: run this while the server is stopped, or POST through REST. On a database the server never
@@ -18,6 +18,7 @@ import { folderFiles, singleFile } from './release/folder.js';
 import { detectReleaseFormat, RELEASE_FORMATS, releaseFormatNamed } from './release/formats.js';
 import type { ReleaseFiles, ReleaseFormat } from './release/types.js';
 import { importRelease } from './release/write.js';
+import { zipFiles } from './release/zip.js';
 
 /** Resources with fewer concepts than this import without progress output (they take well under a second). */
 const PROGRESS_MIN_CONCEPTS = 1000;
@@ -87,11 +88,11 @@ export function progressReporter(
 
 function usage(): never {
   process.stderr.write(
-    'Usage: npm run import -- <file|folder>... [--format fhir|' +
+    'Usage: npm run import -- <file|folder|zip>... [--format fhir|' +
       RELEASE_FORMATS.map((f) => f.name).join('|') +
       '] [--language-refset <sctid>] [--project <projectId> | --shared]\n' +
       '  A FHIR CodeSystem/ValueSet, a Bundle of them, or NDJSON (one resource per line); or a terminology release\n' +
-      '  (a SNOMED CT RF2 release folder: its Snapshot files), recognised by its files unless --format says.\n' +
+      '  (a SNOMED CT RF2 release folder or zip: its Snapshot files), recognised by its files unless --format says.\n' +
       '  --language-refset: SNOMED CT language reference set of the displays (default SNOMED_LANGUAGE_REFSET, en-US).\n' +
       '  Default target: the first project. --shared: the shared definitions every project sees.\n',
   );
@@ -99,17 +100,19 @@ function usage(): never {
 }
 
 /** What one command-line path is: FHIR JSON files, or a release in a format. */
-type Input = { kind: 'fhir'; file: string } | { kind: 'release'; files: ReleaseFiles; format: ReleaseFormat };
+type Input =
+  | { kind: 'fhir'; file: string }
+  | { kind: 'release'; files: ReleaseFiles & { close?(): void }; format: ReleaseFormat };
 
 /** Decides how a path is read: --format, else a folder must be a release, a file a release when a format
  * recognises it (else FHIR JSON, as before releases). */
 async function inputOf(p: string, format: string | undefined): Promise<Input> {
   const dir = fs.statSync(p).isDirectory();
   if (format === 'fhir') {
-    if (dir) throw new Error(`${p} is a folder: --format fhir reads files`);
+    if (dir || /\.zip$/i.test(p)) throw new Error(`${p}: --format fhir reads JSON/NDJSON files`);
     return { kind: 'fhir', file: p };
   }
-  const files = dir ? folderFiles(p) : singleFile(p);
+  const files = dir ? folderFiles(p) : /\.zip$/i.test(p) ? await zipFiles(p) : singleFile(p);
   if (format) {
     const f = releaseFormatNamed(format);
     if (!f) throw new Error(`unknown --format ${format}`);
@@ -118,7 +121,7 @@ async function inputOf(p: string, format: string | undefined): Promise<Input> {
   if (!dir && /\.(json|ndjson)$/i.test(p)) return { kind: 'fhir', file: p };
   const found = await detectReleaseFormat(files);
   if (found) return { kind: 'release', files, format: found };
-  if (dir) {
+  if (dir || /\.zip$/i.test(p)) {
     throw new Error(
       `${p}: no release format recognised (${RELEASE_FORMATS.map((f) => f.name).join(', ')}); name it with --format`,
     );
@@ -210,6 +213,7 @@ async function main(argv: string[]): Promise<void> {
     if (result.skipped.length > 0) process.exitCode = 1;
   } finally {
     progress.done();
+    for (const input of inputs) if (input.kind === 'release') input.files.close?.();
     await db.close();
   }
 }

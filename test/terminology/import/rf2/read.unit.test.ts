@@ -8,7 +8,8 @@ import { folderFiles } from '../../../../src/terminology/import/release/folder.j
 import { detectReleaseFormat } from '../../../../src/terminology/import/release/formats.js';
 import { ReleaseFormatError, type ReleaseContent } from '../../../../src/terminology/import/release/types.js';
 import { rf2Format } from '../../../../src/terminology/import/rf2/format.js';
-import { generateRf2, withLine, type Rf2Samples } from './rf2-release.js';
+import { zipFiles } from '../../../../src/terminology/import/release/zip.js';
+import { generateRf2, withLine, zipFolder, type Rf2Samples } from './rf2-release.js';
 
 const EN_GB = '900000000000508004';
 let dir: string;
@@ -41,6 +42,25 @@ describe('RF2 release format', () => {
     made.push(other);
     fs.writeFileSync(`${other}/cs.json`, '{"resourceType":"CodeSystem"}');
     expect(await detectReleaseFormat(folderFiles(other))).toBeUndefined();
+  });
+
+  it('reads the same release from a zip, streamed out of it', async () => {
+    const zip = `${dir}.zip`;
+    made.push(zip);
+    zipFolder(dir, zip, 'SnomedCT_InternationalRF2_PRODUCTION_20250101T120000Z');
+    const files = await zipFiles(zip);
+    try {
+      expect(files.list()).toContain(
+        `SnomedCT_InternationalRF2_PRODUCTION_20250101T120000Z/Snapshot/Terminology/sct2_Concept_Snapshot_INT_${expected.date}.txt`,
+      );
+      expect((await detectReleaseFormat(files))?.name).toBe('rf2');
+      const fromZip = await conceptsOf(await rf2Format.read(files, {}));
+      expect(fromZip.size).toBe(concepts.size);
+      const code = expected.samples.nonAscii.code;
+      expect(fromZip.get(code)).toEqual(concepts.get(code));
+    } finally {
+      files.close();
+    }
   });
 
   it('is one CodeSystem: the International Edition version URI, its count and property declarations', () => {

@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { ROOT } from '../../../helpers/paths.js';
 
 export interface Rf2Samples {
@@ -44,4 +45,52 @@ export function withLine(dir: string, table: RegExp, line: number, edit: (text: 
   lines[line - 1] = edit(lines[line - 1]);
   fs.writeFileSync(full, lines.join('\r\n'));
   return copy;
+}
+
+/** Zips a folder (deflate, as releases are published) into `file`, its paths under `prefix/` (a release zip's top
+ * folder). A minimal writer: local headers, central directory, end record. */
+export function zipFolder(dir: string, file: string, prefix: string): void {
+  const parts: Buffer[] = [];
+  const central: Buffer[] = [];
+  let offset = 0;
+  const names = (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) =>
+    fs.statSync(path.join(dir, f)).isFile(),
+  );
+  for (const rel of names.sort()) {
+    const data = fs.readFileSync(path.join(dir, rel));
+    const packed = zlib.deflateRawSync(data);
+    const name = Buffer.from(`${prefix}/${rel.split(path.sep).join('/')}`, 'utf8');
+    const crc = zlib.crc32(data);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(0x0800, 6); // UTF-8 names
+    local.writeUInt16LE(8, 8); // deflate
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(packed.length, 18);
+    local.writeUInt32LE(data.length, 22);
+    local.writeUInt16LE(name.length, 26);
+    const entry = Buffer.alloc(46);
+    entry.writeUInt32LE(0x02014b50, 0);
+    entry.writeUInt16LE(20, 4);
+    entry.writeUInt16LE(20, 6);
+    entry.writeUInt16LE(0x0800, 8);
+    entry.writeUInt16LE(8, 10);
+    entry.writeUInt32LE(crc, 16);
+    entry.writeUInt32LE(packed.length, 20);
+    entry.writeUInt32LE(data.length, 24);
+    entry.writeUInt16LE(name.length, 28);
+    entry.writeUInt32LE(offset, 42);
+    parts.push(local, name, packed);
+    central.push(entry, name);
+    offset += local.length + name.length + packed.length;
+  }
+  const size = central.reduce((n, b) => n + b.length, 0);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(names.length, 8);
+  end.writeUInt16LE(names.length, 10);
+  end.writeUInt32LE(size, 12);
+  end.writeUInt32LE(offset, 16);
+  fs.writeFileSync(file, Buffer.concat([...parts, ...central, end]));
 }
