@@ -1,6 +1,6 @@
 // The settings of the capabilities, part of the one settings table (settings.ts): terminology, bots and GraphQL,
 // mostly what one request or one project may cost. The same shape as there: a new setting is one entry.
-import { bool, byteSize, int, introspectionMode, size, type Env, type Topic } from './readers.js';
+import { bool, byteSize, int, introspectionMode, size, text, type Env, type Topic } from './readers.js';
 
 /** The terminology, bots and GraphQL sections of the table. */
 export const FEATURE_TOPICS = [
@@ -100,6 +100,14 @@ export const FEATURE_TOPICS = [
         doc:
           'most concepts of a CodeSystem that GraphQL or a bot gets whole (over it: 422 `too-costly`; REST streams ' +
           'any size)',
+      },
+      {
+        env: 'SNOMED_LANGUAGE_REFSET',
+        key: 'snomedLanguageRefset',
+        read: text('900000000000509007'),
+        doc:
+          '`npm run import` of a SNOMED CT RF2 release: the language reference set whose preferred synonym is a ' +
+          "concept's display (`900000000000509007` en-US, `900000000000508004` en-GB); `--language-refset` overrides it",
       },
     ],
   },

@@ -84,6 +84,12 @@ function arraysOf(p: IndexParts): Record<ArrayName, Arr | undefined> {
 
 const align8 = (n: number): number => (n + 7) & ~7;
 
+/** Stand-ins of the designations and properties in the header's JSON while the rest is stringified. */
+const SLICED_DESIGNATIONS = '\u0000designations\u0000';
+const SLICED_PROPERTIES = '\u0000properties\u0000';
+/** Entries stringified at a time. */
+const JSON_SLICE = 10_000;
+
 /** The file's bytes, as a list of buffers to write in order. */
 export function serializeIndex(index: CodeSystemIndex, stamp: string): Buffer[] {
   const p = index.parts;
@@ -97,6 +103,9 @@ export function serializeIndex(index: CodeSystemIndex, stamp: string): Buffer[] 
     layout.push({ name, kind, offset, length: a.length });
     offset = align8(offset + a.byteLength);
   }
+  // The designations and properties go into the JSON a slice at a time: one JSON.stringify of them all cost ~0.9 GB
+  // of string, plus two copies of its bytes, for SNOMED CT's ~1.6 million designations (and nears V8's longest
+  // string). The bytes are the same as JSON.stringify(header)'s.
   const header: Header = {
     stamp,
     meta: index.meta,
@@ -105,18 +114,36 @@ export function serializeIndex(index: CodeSystemIndex, stamp: string): Buffer[] 
     codesAscii: p.codes.ascii,
     displaysAscii: p.displays.ascii,
     statuses: [...p.statuses],
-    designations: [...p.designations],
-    properties: [...p.properties],
+    designations: SLICED_DESIGNATIONS as never,
+    properties: SLICED_PROPERTIES as never,
     propertyCodes: [...p.propertyCodes],
     definitionFlags: p.definitionFlags,
     arrays: layout,
   };
-  const json = Buffer.from(JSON.stringify(header), 'utf8');
-  const pre = Buffer.alloc(align8(8 + 4 + json.length));
+  const json: Buffer[] = [];
+  let rest = JSON.stringify(header);
+  for (const [marker, entries] of [
+    [SLICED_DESIGNATIONS, p.designations],
+    [SLICED_PROPERTIES, p.properties],
+  ] as const) {
+    const at = rest.indexOf(JSON.stringify(marker));
+    json.push(Buffer.from(rest.slice(0, at) + '[', 'utf8'));
+    const all = [...entries] as unknown[];
+    for (let i = 0; i < all.length; i += JSON_SLICE) {
+      const text = JSON.stringify(all.slice(i, i + JSON_SLICE));
+      json.push(Buffer.from((i > 0 ? ',' : '') + text.slice(1, -1), 'utf8'));
+    }
+    json.push(Buffer.from(']', 'utf8'));
+    rest = rest.slice(at + JSON.stringify(marker).length);
+  }
+  json.push(Buffer.from(rest, 'utf8'));
+  const jsonLength = json.reduce((n, b) => n + b.length, 0);
+  const pre = Buffer.alloc(12);
   pre.write(MAGIC, 0, 'latin1');
-  pre.writeUInt32LE(json.length, 8);
-  json.copy(pre, 12);
-  const out: Buffer[] = [pre];
+  pre.writeUInt32LE(jsonLength, 8);
+  const padding = align8(12 + jsonLength) - (12 + jsonLength);
+  const out: Buffer[] = [pre, ...json];
+  if (padding > 0) out.push(Buffer.alloc(padding));
   let written = 0;
   for (const l of layout) {
     const a = arrays[l.name]!;

@@ -1,16 +1,24 @@
-// `npm run import -- <file>... [--project <id> | --shared]`: imports CodeSystems and ValueSets (JSON resource,
-// Bundle or NDJSON) into the database the server uses (DATA_DIR or DATABASE_URL/DATABASE_SCHEMA), with a progress
+// `npm run import -- <file|folder|zip>... [--format rf2|loinc|icd10cm|fhir] [--language-refset <id>]
+// [--project <id> | --shared]`: imports CodeSystems and ValueSets (JSON resource, Bundle or NDJSON) and terminology
+// releases (a SNOMED CT RF2 Snapshot folder or zip; release/formats.ts lists the formats, detected by their files' names and
+// first lines) into the database the server uses (DATA_DIR or DATABASE_URL/DATABASE_SCHEMA), with a progress
 // bar on a terminal and a progress line every few seconds otherwise (CI logs, `nohup`). The embedded database (PGlite)
 // is single-process: run this while the server is stopped, or POST through REST. On a database the server never
 // started on, an import into the default target does what the first start does (migrations, first project, admin
 // user, client application), so an import can come first.
+import fs from 'node:fs';
 import path from 'node:path';
 import cliProgress from 'cli-progress';
 import pino from 'pino';
 import { loadConfig } from '../../config.js';
 import { openDatabase } from '../../db/database.js';
 import { bootstrap } from '../../auth/bootstrap.js';
-import { importFiles, resolveImportProject, type ImportProgress } from './files.js';
+import { importFiles, resolveImportProject, type ImportedResource, type ImportProgress } from './files.js';
+import { folderFiles, singleFile } from './release/folder.js';
+import { detectReleaseFormat, RELEASE_FORMATS, releaseFormatNamed } from './release/formats.js';
+import type { ReleaseFiles, ReleaseFormat } from './release/types.js';
+import { importRelease } from './release/write.js';
+import { zipFiles } from './release/zip.js';
 
 /** Resources with fewer concepts than this import without progress output (they take well under a second). */
 const PROGRESS_MIN_CONCEPTS = 1000;
@@ -80,27 +88,68 @@ export function progressReporter(
 
 function usage(): never {
   process.stderr.write(
-    'Usage: npm run import -- <file.json|file.ndjson>... [--project <projectId> | --shared]\n' +
-      '  A FHIR CodeSystem/ValueSet, a Bundle of them, or NDJSON (one resource per line).\n' +
+    'Usage: npm run import -- <file|folder|zip>... [--format fhir|' +
+      RELEASE_FORMATS.map((f) => f.name).join('|') +
+      '] [--language-refset <sctid>] [--project <projectId> | --shared]\n' +
+      '  A FHIR CodeSystem/ValueSet, a Bundle of them, or NDJSON (one resource per line); or a terminology release\n' +
+      '  (a SNOMED CT RF2 release folder or zip: its Snapshot files), recognised by its files unless --format says.\n' +
+      '  --language-refset: SNOMED CT language reference set of the displays (default SNOMED_LANGUAGE_REFSET, en-US).\n' +
       '  Default target: the first project. --shared: the shared definitions every project sees.\n',
   );
   process.exit(2);
 }
 
+/** What one command-line path is: FHIR JSON files, or a release in a format. */
+type Input =
+  | { kind: 'fhir'; file: string }
+  | { kind: 'release'; files: ReleaseFiles & { close?(): void }; format: ReleaseFormat };
+
+/** Decides how a path is read: --format, else a folder must be a release, a file a release when a format
+ * recognises it (else FHIR JSON, as before releases). */
+async function inputOf(p: string, format: string | undefined): Promise<Input> {
+  const dir = fs.statSync(p).isDirectory();
+  if (format === 'fhir') {
+    if (dir || /\.zip$/i.test(p)) throw new Error(`${p}: --format fhir reads JSON/NDJSON files`);
+    return { kind: 'fhir', file: p };
+  }
+  const files = dir ? folderFiles(p) : /\.zip$/i.test(p) ? await zipFiles(p) : singleFile(p);
+  if (format) {
+    const f = releaseFormatNamed(format);
+    if (!f) throw new Error(`unknown --format ${format}`);
+    return { kind: 'release', files, format: f };
+  }
+  if (!dir && /\.(json|ndjson)$/i.test(p)) return { kind: 'fhir', file: p };
+  const found = await detectReleaseFormat(files);
+  if (found) return { kind: 'release', files, format: found };
+  if (dir || /\.zip$/i.test(p)) {
+    throw new Error(
+      `${p}: no release format recognised (${RELEASE_FORMATS.map((f) => f.name).join(', ')}); name it with --format`,
+    );
+  }
+  return { kind: 'fhir', file: p };
+}
+
 /** Parses argv, imports, prints a summary; exits non-zero on failure. */
 async function main(argv: string[]): Promise<void> {
-  const files: string[] = [];
+  const paths: string[] = [];
   let project: string | undefined;
   let shared = false;
+  let format: string | undefined;
+  let languageRefset: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--project') project = argv[++i] ?? usage();
     else if (a === '--shared') shared = true;
+    else if (a === '--format') format = argv[++i] ?? usage();
+    else if (a === '--language-refset') languageRefset = argv[++i] ?? usage();
     else if (a === '--help' || a === '-h') usage();
     else if (a.startsWith('--')) usage();
-    else files.push(a);
+    else paths.push(a);
   }
-  if (files.length === 0 || (project && shared)) usage();
+  if (paths.length === 0 || (project && shared)) usage();
+  if (format && format !== 'fhir' && !releaseFormatNamed(format)) usage();
+  const inputs: Input[] = [];
+  for (const p of paths) inputs.push(await inputOf(p, format));
 
   const config = loadConfig(process.env);
   const started = Date.now();
@@ -116,25 +165,44 @@ async function main(argv: string[]): Promise<void> {
     // --shared or --project: those need no first project, and the server's first start then uses its own settings.
     if (!shared && !project) await bootstrap(db, config, pino({ level: 'warn' }, pino.destination(2)));
     const projectId = await resolveImportProject(db, { project, shared });
-    const result = await importFiles(
-      db,
-      files,
-      projectId,
-      {
-        onResourceStart: progress.onResourceStart,
-        onConcepts: progress.onConcepts,
-        onResourceDone(r) {
-          progress.done();
-          process.stdout.write(
-            `${r.created ? 'created' : 'replaced'} ${r.type}/${r.id} ${r.url ?? ''}${r.version ? `|${r.version}` : ''}` +
-              `${r.type === 'CodeSystem' ? ` (${r.concepts} concepts)` : ''}\n`,
-          );
-        },
+    const resources: ImportedResource[] = [];
+    const skipped: Array<{ where: string; reason: string }> = [];
+    const reporting: ImportProgress = {
+      onResourceStart: progress.onResourceStart,
+      onConcepts: progress.onConcepts,
+      onResourceDone(r) {
+        progress.done();
+        process.stdout.write(
+          `${r.created ? 'created' : 'replaced'} ${r.type}/${r.id} ${r.url ?? ''}${r.version ? `|${r.version}` : ''}` +
+            `${r.type === 'CodeSystem' ? ` (${r.concepts} concepts)` : ''}\n`,
+        );
       },
-      // The embedded database is this process's alone during an import (its lock); on PostgreSQL the server may
-      // be running, but its requests use their own connections.
-      { indexDir: path.join(config.dataDir, 'terminology-index'), exclusive: true },
-    );
+    };
+    // The embedded database is this process's alone during an import (its lock); on PostgreSQL the server may
+    // be running, but its requests use their own connections.
+    const options = { indexDir: path.join(config.dataDir, 'terminology-index'), exclusive: true };
+    const fhirFiles = inputs.flatMap((i) => (i.kind === 'fhir' ? [i.file] : []));
+    if (fhirFiles.length > 0) {
+      const result = await importFiles(db, fhirFiles, projectId, reporting, options);
+      resources.push(...result.resources);
+      skipped.push(...result.skipped);
+    }
+    for (const input of inputs) {
+      if (input.kind !== 'release') continue;
+      const releaseOptions = { languageRefset: languageRefset ?? config.snomedLanguageRefset };
+      resources.push(
+        ...(await importRelease(
+          db,
+          input.files,
+          input.format,
+          releaseOptions,
+          projectId,
+          reporting,
+          options,
+        )),
+      );
+    }
+    const result = { resources, skipped };
     for (const s of result.skipped) process.stdout.write(`skipped ${s.where}: ${s.reason}\n`);
     const concepts = result.resources.reduce((n, r) => n + r.concepts, 0);
     process.stdout.write(
@@ -145,6 +213,7 @@ async function main(argv: string[]): Promise<void> {
     if (result.skipped.length > 0) process.exitCode = 1;
   } finally {
     progress.done();
+    for (const input of inputs) if (input.kind === 'release') input.files.close?.();
     await db.close();
   }
 }

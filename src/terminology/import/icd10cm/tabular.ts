@@ -2,7 +2,7 @@
 // its chapters, sections (blocks) and codes, each with its parent and the 7th-character extensions in force
 // (`sevenChrDef` applies to the code that declares it and every code below, the nearest one winning).
 import { SaxesParser } from 'saxes';
-import { ReleaseFormatError, type ReleaseFiles } from '../release/types.js';
+import { ReleaseFormatError, releaseFileName, type ReleaseFiles } from '../release/types.js';
 
 export type TabularKind = 'chapter' | 'section' | 'code';
 
@@ -25,6 +25,7 @@ export async function readTabular(
   files: ReleaseFiles,
   path: string,
 ): Promise<{ version: string; nodes: TabularNode[] }> {
+  const where = releaseFileName(files, path);
   const parser = new SaxesParser({ position: true });
   const nodes: TabularNode[] = [];
   const seen = new Set<string>();
@@ -47,7 +48,7 @@ export async function readTabular(
   let text = '';
   let extChar: string | undefined;
   const fail = (detail: string, line = parser.line, column = parser.column + 1) =>
-    new ReleaseFormatError(path, line, column, detail);
+    new ReleaseFormatError(where, line, column, detail);
   let fault: ReleaseFormatError | undefined;
 
   /** Makes the innermost open element a node once its name and description are known. */
@@ -165,7 +166,7 @@ export async function readTabular(
   } finally {
     stream.destroy();
   }
-  if (version === '') throw new ReleaseFormatError(path, 1, 1, 'no <version> under <ICD10CM.tabular>');
-  if (nodes.length === 0) throw new ReleaseFormatError(path, 1, 1, 'no chapters');
+  if (version === '') throw new ReleaseFormatError(where, 1, 1, 'no <version> under <ICD10CM.tabular>');
+  if (nodes.length === 0) throw new ReleaseFormatError(where, 1, 1, 'no chapters');
   return { version, nodes };
 }

@@ -1,7 +1,7 @@
 // CSV files of a release (LOINC's tables): RFC 4180 by csv-parse, read as a stream, the header's names checked
 // once and each record handed over as a row that reads fields by name.
 import { parse, CsvError } from 'csv-parse';
-import { ReleaseFormatError, type ReleaseFiles } from './types.js';
+import { ReleaseFormatError, releaseFileName, type ReleaseFiles } from './types.js';
 
 /** One record of a CSV file: its fields by column name ('' when the column is absent), and its line. */
 export interface CsvRow {
@@ -17,6 +17,7 @@ export async function* csvRows(
   path: string,
   required: readonly string[],
 ): AsyncGenerator<CsvRow> {
+  const where = releaseFileName(files, path);
   const parser = files.open(path).pipe(parse({ bom: true, info: true, skip_empty_lines: true }));
   let index: Map<string, number> | undefined;
   try {
@@ -26,7 +27,7 @@ export async function* csvRows(
         index = new Map(record.map((name, i) => [name.trim(), i]));
         const missing = required.filter((c) => !index!.has(c));
         if (missing.length > 0)
-          throw new ReleaseFormatError(path, info.lines, 1, `the header lacks ${missing.join(', ')}`);
+          throw new ReleaseFormatError(where, info.lines, 1, `the header lacks ${missing.join(', ')}`);
         continue;
       }
       const columns = index;
@@ -38,19 +39,19 @@ export async function* csvRows(
           return i === undefined ? '' : (record[i] ?? '');
         },
         error: (column, detail) =>
-          new ReleaseFormatError(path, line, (columns.get(column) ?? 0) + 1, `${column}: ${detail}`),
+          new ReleaseFormatError(where, line, (columns.get(column) ?? 0) + 1, `${column}: ${detail}`),
       };
     }
   } catch (err) {
     if (err instanceof CsvError) {
       const e = err as CsvError & { lines?: number; index?: number };
-      throw new ReleaseFormatError(path, e.lines ?? 0, (e.index ?? 0) + 1, err.message);
+      throw new ReleaseFormatError(where, e.lines ?? 0, (e.index ?? 0) + 1, err.message);
     }
     throw err;
   } finally {
     parser.destroy();
   }
-  if (!index) throw new ReleaseFormatError(path, 1, 1, 'the file is empty (no header line)');
+  if (!index) throw new ReleaseFormatError(where, 1, 1, 'the file is empty (no header line)');
 }
 
 /** The file of a release whose path ends with `name` (case-insensitive; at a folder boundary), if any. */

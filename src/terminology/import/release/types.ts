@@ -43,6 +43,13 @@ export interface ReleaseFormat {
   read(files: ReleaseFiles, options: ReleaseOptions): Promise<ReleaseContent>;
 }
 
+/** How a release file is named in messages: the release (folder or zip) and the file's path in it; a release of
+ * one file is named by that file. */
+export function releaseFileName(files: ReleaseFiles, file: string): string {
+  const source = files.source.replace(/\/+$/, '');
+  return source === file || source.endsWith(`/${file}`) ? source : `${source}/${file}`;
+}
+
 /** A release file that is not as its format says: names the file, line and column (1-based). */
 export class ReleaseFormatError extends Error {
   constructor(

@@ -88,12 +88,12 @@ describe('ICD-10-CM release format', () => {
       expect(bad).toBeInstanceOf(ReleaseFormatError);
       const line = text.split('\n').findIndex((l) => l.includes('<name>A01.1</name>'));
       expect((bad as Error).message).toBe(
-        `${file}:${line + 1}:17: diag name "A01;1" is not an ICD-10-CM code`,
+        `${broken}/${file}:${line + 1}:17: diag name "A01;1" is not an ICD-10-CM code`,
       );
 
       fs.writeFileSync(full, text.replace('</desc>\n      <diag>', '</desc>\n      <diag'));
       const xml = await icd10cmFormat.read(folderFiles(broken), {}).catch((e: unknown) => e);
-      expect((xml as Error).message).toMatch(new RegExp(`^${file}:\\d+:\\d+: `));
+      expect((xml as Error).message).toMatch(new RegExp(`^${broken}/${file}:\\d+:\\d+: `));
     } finally {
       fs.rmSync(broken, { recursive: true, force: true });
     }

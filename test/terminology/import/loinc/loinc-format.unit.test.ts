@@ -99,17 +99,19 @@ describe('LOINC release format', () => {
       const err = await loincFormat.read(folderFiles(broken), {}).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ReleaseFormatError);
       expect((err as Error).message).toBe(
-        'LoincTable/Loinc.csv:8:1: LOINC_NUM: "12X45-6" is not a LOINC code',
+        `${broken}/LoincTable/Loinc.csv:8:1: LOINC_NUM: "12X45-6" is not a LOINC code`,
       );
 
       lines[6] = lines[6].replace('"12X45-6"', '"1042-1"').replace(/,"[^"]*"$/, ',"x" y"');
       fs.writeFileSync(file, lines.join('\r\n'));
       const quote = await loincFormat.read(folderFiles(broken), {}).catch((e: unknown) => e);
-      expect((quote as Error).message).toMatch(/^LoincTable\/Loinc\.csv:8:40: Invalid Closing Quote/);
+      expect((quote as Error).message).toContain(
+        `${broken}/LoincTable/Loinc.csv:8:40: Invalid Closing Quote`,
+      );
 
       fs.writeFileSync(file, lines[0].replace('"STATUS",', '') + '\r\n');
       const header = await loincFormat.read(folderFiles(broken), {}).catch((e: unknown) => e);
-      expect((header as Error).message).toBe('LoincTable/Loinc.csv:1:1: the header lacks STATUS');
+      expect((header as Error).message).toBe(`${broken}/LoincTable/Loinc.csv:1:1: the header lacks STATUS`);
     } finally {
       fs.rmSync(broken, { recursive: true, force: true });
     }
