@@ -6,6 +6,7 @@ import {
   CodeSystemIndexBuilder,
   ExpansionEngine,
   evaluateEcl,
+  subsumption,
   implicitValueSet,
   type CodeSystemIndex,
   type Resolver,
@@ -138,6 +139,23 @@ await series(
   const t0 = performance.now();
   for (let i = 0; i < 100_000; i++) index.ordinalOf(String(1_000_000 + ((i * 7919) % N)));
   console.log(`ordinalOf: ${ms((performance.now() - t0) / 100)} per 1000 lookups`);
+}
+{
+  // $subsumes (issue 26): a concept of the subtree against the subtree's root (subsumed-by, the walk up the DAG)
+  // and against a concept of another branch (not-subsumed: every ancestor visited).
+  const times: number[] = [];
+  const rootOrd = index.ordinalOf(root);
+  for (let i = 0; i < 2000; i++) {
+    const a = index.ordinalOf(data.codes[(i * 7919) % SUBTREE]);
+    const b = i % 2 === 0 ? rootOrd : index.ordinalOf(data.codes[SUBTREE + ((i * 104_729) % (N - SUBTREE))]);
+    if (a < 0 || b < 0) continue;
+    const t0 = performance.now();
+    subsumption(index, a, b);
+    times.push(performance.now() - t0);
+  }
+  console.log(
+    `$subsumes (engine), ${times.length} pairs: p50 ${ms(p50(times))}, max ${ms(Math.max(...times))}`,
+  );
 }
 const f = await expandUrl(`${SCT}?fhir_vs=isa/${root}`, 'concept 12');
 console.log(`isa/${root} with filter 'concept 12': ${ms(f.ms)} (total ${f.total})`);
