@@ -92,7 +92,8 @@ function usage(): never {
       RELEASE_FORMATS.map((f) => f.name).join('|') +
       '] [--language-refset <sctid>] [--project <projectId> | --shared]\n' +
       '  A FHIR CodeSystem/ValueSet, a Bundle of them, or NDJSON (one resource per line); or a terminology release\n' +
-      '  (a SNOMED CT RF2 release folder or zip: its Snapshot files), recognised by its files unless --format says.\n' +
+      '  (a SNOMED CT RF2 release: its Snapshot files; a LOINC release: LoincTable/Loinc.csv and the answer lists;\n' +
+      '  the ICD-10-CM tabular XML: a folder, a zip or the file), recognised by its files unless --format says.\n' +
       '  --language-refset: SNOMED CT language reference set of the displays (default SNOMED_LANGUAGE_REFSET, en-US).\n' +
       '  Default target: the first project. --shared: the shared definitions every project sees.\n',
   );
