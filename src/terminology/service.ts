@@ -710,7 +710,7 @@ export class TerminologyService {
         throw toApiError(err);
       }
     }
-    if (gen === this.generation) this.valueSets.set(key, vs);
+    if (gen === this.generation) remember(this.valueSets, key, vs);
     return vs;
   }
 
@@ -725,7 +725,7 @@ export class TerminologyService {
       [id, projectId],
     );
     const vs = row ? (rowToResource('ValueSet', row) as ValueSetResource) : NONE;
-    if (gen === this.generation) this.valueSetsById.set(key, vs);
+    if (gen === this.generation) remember(this.valueSetsById, key, vs);
     return vs;
   }
 
@@ -774,13 +774,24 @@ export class TerminologyService {
       const gen = this.generation;
       const row = await this.selectByUrl('CodeSystem', projectId, url, version);
       ref = row ? refOf(row) : NONE;
-      if (gen === this.generation) this.codeSystems.set(key, ref);
+      if (gen === this.generation) remember(this.codeSystems, key, ref);
     }
     if (!ref) return undefined;
     const index = await this.indexes.indexOf(ref);
     await this.noteConceptExtensions(index);
     return index;
   }
+}
+
+/** The most entries a resolution cache keeps between changes: its keys are request urls (an ECL expression can
+ * make one 64 KB long), and a miss is cached too, so without a bound distinct made-up urls would grow it until the
+ * next terminology write. */
+const MAX_RESOLUTIONS = 10_000;
+
+/** Caches a resolution; a full cache starts over (rare: it takes 10,000 distinct urls between two changes). */
+function remember<V>(cache: Map<string, V>, key: string, value: V): void {
+  if (cache.size >= MAX_RESOLUTIONS) cache.clear();
+  cache.set(key, value);
 }
 
 /** The most versions of one url compared when a request names none (the most recently updated ones). */
