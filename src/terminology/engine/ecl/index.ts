@@ -1,9 +1,9 @@
 // ECL (SNOMED CT Expression Constraint Language 2.x) over a code system index: parse (bounded), evaluate (bitsets),
 // cache the results per index and canonical expression.
+import { LRUCache } from 'lru-cache';
 import type { CodeSystemIndex } from '../code-system-index.js';
 import type { EclExpr } from './ast.js';
 import { toMask, type Bitset } from './bitset.js';
-import { EclResultCache } from './cache.js';
 import { evaluateEclExpression } from './evaluate.js';
 import { formatEcl } from './format.js';
 import { DEFAULT_ECL_LIMITS, type EclLimits } from './limits.js';
@@ -18,7 +18,13 @@ export { DEFAULT_ECL_LIMITS, type EclLimits } from './limits.js';
 export { relationsOf, relationsReady, IS_A, REFSET_PROPERTY } from './relations.js';
 export * as bitset from './bitset.js';
 
-const RESULTS = new EclResultCache();
+/** ECL results, least recently used out: per index (its cacheKey) and canonical expression text; at most 128 of
+ * them and 32 MB (a bigger one is not kept). */
+const RESULTS = new LRUCache<string, Bitset>({
+  max: 128,
+  maxSize: 32 * 1024 * 1024,
+  sizeCalculation: (bits) => Math.max(1, bits.byteLength),
+});
 
 /** The concepts of an index an ECL expression selects, as a bitset (shared with the cache: do not modify). `path`
  * locates the expression in the request for errors. */
