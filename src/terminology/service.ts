@@ -644,7 +644,13 @@ export class TerminologyService {
     ordinals: number[],
   ): Promise<Map<number, ConceptDetails>> {
     const out = new Map<number, ConceptDetails>();
-    if (!index.meta.id || !isRowId(index.meta.id) || ordinals.length === 0) return out;
+    // Without concept extensions in the code system, only concepts with a definition have details: the others
+    // cost no query ($lookup asks for the definition of every concept it answers).
+    const wanted =
+      this.conceptExtensions.get(index.cacheKey) === false
+        ? ordinals.filter((o) => index.mayHaveDefinition(o))
+        : ordinals;
+    if (!index.meta.id || !isRowId(index.meta.id) || wanted.length === 0) return out;
     // The live generation's rows, by ordinal (the index was built from them in ordinal order); a row whose code
     // differs belongs to a newer generation than the index (a write in between): skipped, not misattributed.
     const rows = await this.db.sql<{
@@ -656,7 +662,7 @@ export class TerminologyService {
       `SELECT ordinal, code, definition, extensions FROM "Concept"
        WHERE "generationId" = (SELECT id FROM "ConceptGeneration" WHERE "codeSystemId" = $1::uuid AND state = 'live')
          AND ordinal = ANY($2::int[])`,
-      [index.meta.id, ordinals],
+      [index.meta.id, wanted],
     );
     for (const r of rows) {
       const ord = r.ordinal;
@@ -681,8 +687,7 @@ export class TerminologyService {
          (SELECT id FROM "ConceptGeneration" WHERE "codeSystemId" = $1::uuid AND state = 'live')) AS has`,
       [index.meta.id],
     );
-    if (this.conceptExtensions.size > 10_000) this.conceptExtensions.clear();
-    this.conceptExtensions.set(index.cacheKey, row?.has === true);
+    remember(this.conceptExtensions, index.cacheKey, row?.has === true);
   }
 
   /** Every version of a code system the project sees (only for wildcard versions and error messages: a query). */

@@ -110,11 +110,7 @@ export async function lookupConcept(
 
   if (wants('definition')) {
     const held = inMemoryDetails(index);
-    const details = held
-      ? held.get(ord)
-      : index.mayHaveDefinition(ord)
-        ? (await resolver.conceptDetails?.(index, [ord]))?.get(ord)
-        : undefined;
+    const details = held ? held.get(ord) : (await resolver.conceptDetails?.(index, [ord]))?.get(ord);
     if (details?.definition !== undefined) out.push({ name: 'definition', valueString: details.definition });
   }
 
