@@ -10,11 +10,18 @@ import { readTabular, type TabularNode } from './tabular.js';
 
 const BATCH = 2000;
 
-/** The tabular list among a release's files: `icd10cm_tabular*.xml`, else any .xml. */
-function tabularFiles(files: ReleaseFiles): string[] {
+/** The tabular lists among a release's files: the XML files (`icd10cm_tabular*.xml` when there are such) whose
+ * root is `<ICD10CM.tabular>`; `first`: stop at the first one found. */
+async function tabularLists(files: ReleaseFiles, first = false): Promise<string[]> {
   const xml = files.list().filter((p) => p.toLowerCase().endsWith('.xml'));
   const named = xml.filter((p) => /(^|\/)icd10cm[-_]tabular[^/]*\.xml$/i.test(p));
-  return named.length > 0 ? named : xml;
+  const found: string[] = [];
+  for (const f of named.length > 0 ? named : xml) {
+    if (!(await fileStart(files, f, 2048)).includes('<ICD10CM.tabular')) continue;
+    found.push(f);
+    if (first) break;
+  }
+  return found;
 }
 
 /** The 7th-character code of a code (`S02.0` + `A` -> `S02.0XXA`). */
@@ -77,14 +84,10 @@ function* concepts(nodes: TabularNode[]): Generator<ConceptInput> {
 export const icd10cmFormat: ReleaseFormat = {
   name: 'icd10cm',
   async detect(files) {
-    for (const f of tabularFiles(files))
-      if ((await fileStart(files, f, 2048)).includes('<ICD10CM.tabular')) return true;
-    return false;
+    return (await tabularLists(files, true)).length > 0;
   },
   async read(files) {
-    const candidates = [];
-    for (const f of tabularFiles(files))
-      if ((await fileStart(files, f, 2048)).includes('<ICD10CM.tabular')) candidates.push(f);
+    const candidates = await tabularLists(files);
     if (candidates.length !== 1)
       throw new Error(
         `${files.source}: ${candidates.length === 0 ? 'no' : 'more than one'} ICD-10-CM tabular list (<ICD10CM.tabular>)`,

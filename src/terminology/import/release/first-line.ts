@@ -1,25 +1,14 @@
-// The first line of a release file, read without reading the file: what format detection looks at.
+// The start of a release file, read without reading the file: what format detection looks at.
 
 import type { ReleaseFiles } from './types.js';
 
-/** The first line of a file (without BOM and line end), at most `max` characters. */
+/** The first line of a file (without BOM and line end), at most `max` characters: read from its first bytes. */
 export async function firstLine(files: ReleaseFiles, path: string, max = 4096): Promise<string> {
-  const stream = files.open(path);
-  let text = '';
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer | string>) {
-      text += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
-      const nl = text.search(/\r?\n/);
-      if (nl >= 0) {
-        text = text.slice(0, nl);
-        break;
-      }
-      if (text.length >= max) break;
-    }
-  } finally {
-    stream.destroy();
-  }
-  return text.replace(/^\uFEFF/, '').slice(0, max);
+  const start = await fileStart(files, path, max);
+  return start
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/, 1)[0]
+    .slice(0, max);
 }
 
 /** The first `bytes` bytes of a file, as text (a partial character at the end is dropped). */

@@ -21,7 +21,7 @@ export const rf2Format: ReleaseFormat = {
   async detect(files: ReleaseFiles): Promise<boolean> {
     const layout = rf2Layout(files);
     if (!layout) return onlyFullOrDelta(files);
-    const header = (await firstLine(files, layout.concepts[0])).replace(/^\uFEFF/, '');
+    const header = await firstLine(files, layout.concepts[0]);
     return header === CONCEPT_COLUMNS.join('\t');
   },
 
