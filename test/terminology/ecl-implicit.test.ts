@@ -25,6 +25,15 @@ interface Expansion {
 const expand = (query: string, token = s.token) =>
   call(s.base, 'GET', `fhir/R4/ValueSet/$expand?${query}`, { token });
 const url = (u: string): string => `url=${encodeURIComponent(u)}`;
+/** POST $expand of a ValueSet with this compose, given inline. */
+const expandInline = (compose: Record<string, unknown>) =>
+  call(s.base, 'POST', 'fhir/R4/ValueSet/$expand', {
+    token: s.token,
+    body: {
+      resourceType: 'Parameters',
+      parameter: [{ name: 'valueSet', resource: { resourceType: 'ValueSet', status: 'active', compose } }],
+    },
+  });
 const codes = (b: Expansion): string[] => (b.expansion.contains ?? []).map((c) => c.code).sort();
 
 beforeAll(async () => {
@@ -107,23 +116,8 @@ describe('SNOMED CT implicit value sets: $expand', () => {
 
   it('a nesting bomb in a compose filter is a 400 naming the filter', async () => {
     const bomb = '('.repeat(10_000) + '1' + ')'.repeat(10_000);
-    const res = await call(s.base, 'POST', 'fhir/R4/ValueSet/$expand', {
-      token: s.token,
-      body: {
-        resourceType: 'Parameters',
-        parameter: [
-          {
-            name: 'valueSet',
-            resource: {
-              resourceType: 'ValueSet',
-              status: 'active',
-              compose: {
-                include: [{ system: SCT, filter: [{ property: 'constraint', op: '=', value: bomb }] }],
-              },
-            },
-          },
-        ],
-      },
+    const res = await expandInline({
+      include: [{ system: SCT, filter: [{ property: 'constraint', op: '=', value: bomb }] }],
     });
     expect(res.status).toBe(400);
     expect(res.body.issue[0].details.text).toContain('nested too deeply');
@@ -131,47 +125,17 @@ describe('SNOMED CT implicit value sets: $expand', () => {
   });
 
   it('a compose include.valueSet naming an implicit value set', async () => {
-    const res = await call(s.base, 'POST', 'fhir/R4/ValueSet/$expand', {
-      token: s.token,
-      body: {
-        resourceType: 'Parameters',
-        parameter: [
-          {
-            name: 'valueSet',
-            resource: {
-              resourceType: 'ValueSet',
-              status: 'active',
-              compose: {
-                include: [{ valueSet: [`${SCT}?fhir_vs=isa/56265001`, `${SCT}?fhir_vs=refset/723264001`] }],
-                exclude: [{ system: SCT, concept: [{ code: '56265001' }] }],
-              },
-            },
-          },
-        ],
-      },
+    const res = await expandInline({
+      include: [{ valueSet: [`${SCT}?fhir_vs=isa/56265001`, `${SCT}?fhir_vs=refset/723264001`] }],
+      exclude: [{ system: SCT, concept: [{ code: '56265001' }] }],
     });
     expect(res.status).toBe(200);
     expect(codes(res.body as Expansion)).toEqual([]);
-    const union = await call(s.base, 'POST', 'fhir/R4/ValueSet/$expand', {
-      token: s.token,
-      body: {
-        resourceType: 'Parameters',
-        parameter: [
-          {
-            name: 'valueSet',
-            resource: {
-              resourceType: 'ValueSet',
-              status: 'active',
-              compose: {
-                include: [
-                  { valueSet: [`${SCT}?fhir_vs=isa/56265001`] },
-                  { valueSet: [`${SCT}?fhir_vs=refset/723264001`] },
-                ],
-              },
-            },
-          },
-        ],
-      },
+    const union = await expandInline({
+      include: [
+        { valueSet: [`${SCT}?fhir_vs=isa/56265001`] },
+        { valueSet: [`${SCT}?fhir_vs=refset/723264001`] },
+      ],
     });
     expect((union.body as Expansion).expansion.total).toBe(7);
   });
