@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import pino, { type Logger } from 'pino';
 import { loadConfig, type Config, type Env } from './config.js';
-import { openDatabase, probeDatabase, type Database } from './db/database.js';
+import { isNewEmbeddedDatabase, openDatabase, probeDatabase, type Database } from './db/database.js';
 import { ResourceRegistry } from './fhir/registry.js';
 import { LargeRequests } from './fhir/large-requests.js';
 import { createContext, type Services } from './graphql/context.js';
@@ -19,7 +19,7 @@ import { limitConnectionsPerAddress } from './rest/connection-limit.js';
 import { closeConnectionsWhenDraining, drain } from './rest/drain.js';
 import { startEventLoopWatchdog } from './rest/event-loop.js';
 import type { Feature } from './rest/feature.js';
-import { authFeature } from './auth/feature.js';
+import { authFeature, prehashAdminPassword } from './auth/feature.js';
 import { botsFeature } from './bots/feature.js';
 import { fhirFeature } from './fhir/feature.js';
 import { terminologyFeature } from './terminology/feature.js';
@@ -59,6 +59,10 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   // Port 0 (tests): bind first, so the frozen config (BASE_URL's default included) names the real port. Nobody
   // can connect before startServer returns the port; a fixed port is bound last, when everything is ready.
   const bindEarly = requested.port === 0;
+  // Until the server listens, nothing may keep the event loop alive between two awaits (PGlite's statements run
+  // synchronously). Node then waits, before going on, for every background task of V8 to end: the WebAssembly
+  // tier-up of PGlite's PostgreSQL held each start for 0.2-0.4 s (docs/performance.md, Start and memory).
+  const keepLoopAlive = setInterval(() => {}, 60_000);
   if (bindEarly) await listen(0);
   try {
     const config = bindEarly
@@ -70,6 +74,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   } catch (err) {
     if (bindEarly) server.close();
     throw err;
+  } finally {
+    clearInterval(keepLoopAlive);
   }
 }
 
@@ -92,6 +98,12 @@ async function assemble(
       },
       logDestination,
     );
+  // A first start on an empty embedded database hashes the admin's password (scrypt, on the thread pool): begun
+  // now, the hash and the database's opening (on this thread) overlap.
+  const adminPasswordHash =
+    !config.databaseUrl && !opts.inMemory && isNewEmbeddedDatabase(config.dataDir)
+      ? prehashAdminPassword(config)
+      : undefined;
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     schema: config.databaseSchema,
@@ -111,7 +123,7 @@ async function assemble(
     max: config.largeRequestsMax,
   });
   const deps = { config, db, logger, dataDir: opts.inMemory ? undefined : config.dataDir, large };
-  const auth = await authFeature(deps);
+  const auth = await authFeature(deps, adminPasswordHash);
   const bots = botsFeature(deps);
   const terminology = terminologyFeature(deps);
   const fhir = fhirFeature();
