@@ -1,8 +1,12 @@
 // Process entry: config -> database -> app -> listen; graceful shutdown on SIGTERM/SIGINT.
 import { nodeEnvDefaulted } from './production-env.js';
-import { ConfigError } from './config.js';
-import { startServer } from './server.js';
-import { killSelfAfter } from './last-resort-exit.js';
+import { preloadPGlite } from './db/pglite-preload.js';
+
+// On the embedded database, PGlite's WebAssembly is read and compiled while the server's modules load.
+if (!process.env.DATABASE_URL) preloadPGlite();
+const { ConfigError } = await import('./config.js');
+const { startServer } = await import('./server.js');
+const { killSelfAfter } = await import('./last-resort-exit.js');
 
 const running = await startServer({ env: process.env, productionDefaulted: nodeEnvDefaulted }).catch(
   (err: unknown) => {

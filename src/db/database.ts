@@ -11,6 +11,7 @@ import { runMigrations } from './migrate.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { durableStartParams, SyncingNodeFS, type SyncStats } from './fsync.js';
 import { backgroundQuery, giveTurns } from './pglite-turns.js';
+import { takePreloadedPGlite } from './pglite-preload.js';
 import {
   copyTemplate,
   findTemplate,
@@ -69,8 +70,15 @@ export interface OpenOptions {
   sharedBuffersMb?: number;
 }
 
+/** Whether the embedded database in dataDir has yet to be created (its first start). */
+export function isNewEmbeddedDatabase(dataDir: string): boolean {
+  return isEmptyDataDir(path.join(dataDir, 'pglite'));
+}
+
 /** Opens the database the configuration names and applies pending migrations. */
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  // Artifacts preloaded for an embedded database that is not the one opened are dropped.
+  if (opts.databaseUrl) void takePreloadedPGlite();
   const db = opts.databaseUrl ? await openPostgres(opts) : await openPGlite(opts);
   if (opts.migrate !== false) {
     await runMigrations(db, opts.logger);
@@ -119,13 +127,19 @@ async function openPGlite(opts: OpenOptions): Promise<Database> {
         );
     }
     fs.mkdirSync(dir, { recursive: true });
+    const artifacts = await takePreloadedPGlite();
     if (opts.fsync === false) {
       syncStats = { enabled: false, calls: 0, totalMs: 0 };
-      client = new PGlite({ dataDir: dir, startParams: memoryParams(PGlite.defaultStartParams, opts) });
+      client = new PGlite({
+        ...artifacts,
+        dataDir: dir,
+        startParams: memoryParams(PGlite.defaultStartParams, opts),
+      });
     } else {
       const syncing = new SyncingNodeFS(dir);
       syncStats = syncing.stats;
       client = new PGlite({
+        ...artifacts,
         fs: syncing,
         startParams: memoryParams(durableStartParams(PGlite.defaultStartParams), opts),
       });
