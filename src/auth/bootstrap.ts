@@ -5,13 +5,28 @@ import type { Database } from '../db/database.js';
 import { passwordHasher, sha256 } from './passwords.js';
 import { isUuid } from './uuid.js';
 
-/** Creates the first project, admin and client when no project exists yet. Returns the project id when created. */
-export async function bootstrap(db: Database, config: Config, logger: Logger): Promise<string | undefined> {
+/** Starts hashing the admin's password ahead of bootstrap (scrypt runs on the thread pool, ~0.3 s): on a first start
+ * it then overlaps with opening the database. */
+export function prehashAdminPassword(config: Config): Promise<string> {
+  const hashed = passwordHasher(config).hash(config.adminPassword);
+  // Awaited by bootstrap, which reports a failure; never left unhandled meanwhile.
+  hashed.catch(() => {});
+  return hashed;
+}
+
+/** Creates the first project, admin and client when no project exists yet. Returns the project id when created.
+ * `prehashed`: the admin's password hash from prehashAdminPassword, when the caller knew the database was new. */
+export async function bootstrap(
+  db: Database,
+  config: Config,
+  logger: Logger,
+  prehashed?: Promise<string>,
+): Promise<string | undefined> {
   if (!isUuid(config.clientId)) throw new Error(`CLIENT_ID must be a UUID, got "${config.clientId}"`);
   const email = config.adminEmail.trim().toLowerCase();
   // Most starts find a project: skip the (deliberately slow) hash then.
   if ((await db.sql('SELECT 1 FROM "Project" LIMIT 1')).length > 0) return undefined;
-  const passwordHash = await passwordHasher(config).hash(config.adminPassword);
+  const passwordHash = await (prehashed ?? passwordHasher(config).hash(config.adminPassword));
   const created = await db.transaction(async (sql) => {
     if (db.kind === 'postgres') await sql('SELECT pg_advisory_xact_lock(81030002)');
     const any = await sql('SELECT 1 FROM "Project" LIMIT 1');

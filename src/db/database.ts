@@ -111,7 +111,8 @@ async function openPGlite(opts: OpenOptions): Promise<Database> {
     // Before anything in the directory is opened: a second process must not touch a live database.
     unlock = lockDataDir(opts.dataDir);
     const dir = path.join(opts.dataDir, 'pglite');
-    const template = opts.template && isEmptyDataDir(dir) ? findTemplate(opts.template) : undefined;
+    const template =
+      opts.template && isNewEmbeddedDatabase(opts.dataDir) ? findTemplate(opts.template) : undefined;
     if (template) {
       const t0 = performance.now();
       copyTemplate(template, dir);
