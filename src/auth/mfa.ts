@@ -103,13 +103,13 @@ export class SecondFactor {
   async pendingEnrollment(userId: string, email: string): Promise<Enrollment> {
     await this.db.sql(
       `INSERT INTO "UserMfa" ("userId", secret) VALUES ($1::uuid, $2) ON CONFLICT ("userId") DO NOTHING`,
-      [userId, newTotpSecret()],
+      [userId, await newTotpSecret()],
     );
     const mfa = await this.db.prisma.userMfa.findUnique({ where: { userId } });
     if (!mfa) throw forbidden('The account of this session no longer exists');
     if (mfa.enrolled)
       throw conflict('A second factor is already enrolled; disable it first to enrol another');
-    const enrollUri = totpUri(this.issuer(), email, mfa.secret);
+    const enrollUri = await totpUri(this.issuer(), email, mfa.secret);
     return { enrollUri, enrollQrCode: await qrDataUrl(enrollUri) };
   }
 

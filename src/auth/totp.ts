@@ -2,9 +2,11 @@
 // (otplib); the otpauth:// URI they scan (as a QR code, qrcode); and recovery codes. Nothing here touches the
 // database: mfa.ts and mfa-sign-in.ts decide what is stored and when.
 import crypto from 'node:crypto';
-import { generateSecret, generateURI, verify } from 'otplib';
-import QRCode from 'qrcode';
 import { sha256 } from './passwords.js';
+
+// Loaded on first use: most starts never see a second factor, and the two cost ~60 ms of every start.
+const otplib = () => import('otplib');
+const qrcode = () => import('qrcode');
 
 /** Seconds per time step. */
 export const TOTP_PERIOD = 30;
@@ -15,12 +17,14 @@ const RECOVERY_CHARS = 'abcdefghijklmnopqrstuvwxyz234567';
 const RECOVERY_LENGTH = 16;
 
 /** A fresh TOTP secret (20 random bytes, Base32). */
-export function newTotpSecret(): string {
+export async function newTotpSecret(): Promise<string> {
+  const { generateSecret } = await otplib();
   return generateSecret({ length: 20 });
 }
 
 /** The otpauth:// URI of a secret, labelled `issuer:account`. */
-export function totpUri(issuer: string, account: string, secret: string): string {
+export async function totpUri(issuer: string, account: string, secret: string): Promise<string> {
+  const { generateURI } = await otplib();
   // A colon separates issuer and account in the label: an issuer must not carry one.
   return generateURI({
     strategy: 'totp',
@@ -34,7 +38,8 @@ export function totpUri(issuer: string, account: string, secret: string): string
 }
 
 /** The URI as a PNG data URL (what Medplum's enrollQrCode is), for a page to show as an image. */
-export function qrDataUrl(uri: string): Promise<string> {
+export async function qrDataUrl(uri: string): Promise<string> {
+  const { default: QRCode } = await qrcode();
   return QRCode.toDataURL(uri, { errorCorrectionLevel: 'M', margin: 2 });
 }
 
@@ -42,6 +47,7 @@ export function qrDataUrl(uri: string): Promise<string> {
  * undefined when it is no code of the secret now. */
 export async function totpStep(secret: string, token: string, now = Date.now()): Promise<number | undefined> {
   const epoch = Math.floor(now / 1000);
+  const { verify } = await otplib();
   const result = await verify({
     strategy: 'totp',
     secret,

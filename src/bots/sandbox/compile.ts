@@ -1,6 +1,7 @@
 // Bot source -> the CommonJS the isolate runs. JS and TS are both accepted (TS is a superset for esbuild's
 // purposes); ESM `export async function handler` and CommonJS `exports.handler` / `module.exports.handler` both work.
-import { transform } from 'esbuild';
+// esbuild is loaded on the first compile (a deploy), not at every start (~40 ms).
+const esbuild = () => import('esbuild');
 
 /** A syntax/transform error in bot source. `message` is `filename:line:column: text` (both 1-based). */
 export class CompileError extends Error {
@@ -21,7 +22,9 @@ interface EsbuildMessage {
   location: { line: number; column: number } | null;
 }
 
+/** Compiles bot source (TS or JS, ESM or CommonJS) to the CommonJS the isolate runs; CompileError names the place. */
 export async function compileBot(source: string, filename = 'bot.ts'): Promise<string> {
+  const { transform } = await esbuild();
   try {
     const result = await transform(source, {
       loader: 'ts',
