@@ -18,6 +18,7 @@ import { terminologyOpsScenarios } from './scenarios/terminology-ops.js';
 import { validationScenario } from './scenarios/validation.js';
 import { expand1mScenario, vocabulary } from './scenarios/expand1m.js';
 import { revocationUnderLoad, type RevocationResult } from './scenarios/revocation.js';
+import { generateRelease, snomedScenario } from './scenarios/snomed.js';
 
 const quick = process.argv.includes('--quick');
 const onlyArg = process.argv.find((a) => a.startsWith('--only='));
@@ -26,7 +27,9 @@ const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',')) : und
 const want = (section: string) => !only || only.has(section);
 /** The 1M-concept scenario (minutes: generation, import, restarts) runs only when asked: `--1m` or `--only=expand1m`. */
 const want1m = process.argv.includes('--1m') || only?.has('expand1m') === true;
-const needServer = !only || [...only].some((s) => s !== 'expand1m');
+/** SNOMED CT at release scale (issues 25, 26: generation, import, restart; minutes): `--snomed` or `--only=snomed`. */
+const wantSnomed = process.argv.includes('--snomed') || only?.has('snomed') === true;
+const needServer = !only || [...only].some((s) => s !== 'expand1m' && s !== 'snomed');
 const CONNECTIONS = 16;
 const plan: LoadPlan = quick
   ? { warmupSec: 0.4, durationSec: 0.8, repeats: 3 }
@@ -320,9 +323,27 @@ async function main(): Promise<void> {
     if (g.status !== 0) throw new Error(`generator (1M) failed: ${g.stderr}`);
     words = vocabulary(data1m);
   }
+  let release: string | undefined;
+  if (wantSnomed) {
+    release = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-rf2-'));
+    process.stderr.write('generating a SNOMED CT release of the International Edition size ...\n');
+    generateRelease(release);
+  }
   for (const db of dbs) {
     try {
       if (needServer) await runDatabase(bench, db, dataDir, info);
+      if (release) {
+        bench.db = db.kind;
+        const dbSct: ServerDb =
+          db.kind === 'postgres'
+            ? { ...db, schema: `benchsct_${crypto.randomBytes(5).toString('hex')}` }
+            : db;
+        try {
+          await snomedScenario(bench, dbSct, release);
+        } finally {
+          if (dbSct.kind === 'postgres' && dbSct.schema) await dropSchema(dbSct.databaseUrl!, dbSct.schema);
+        }
+      }
       if (data1m) {
         bench.db = db.kind;
         const db1m: ServerDb =
@@ -343,6 +364,7 @@ async function main(): Promise<void> {
   }
   fs.rmSync(dataDir, { recursive: true, force: true });
   if (data1m) fs.rmSync(data1m, { recursive: true, force: true });
+  if (release) fs.rmSync(release, { recursive: true, force: true });
   await expressCeiling?.stop();
 
   const table = formatTable(bench.rows);

@@ -2,14 +2,15 @@
 // `npm run import` (the CLI a user runs), then measured on a freshly started server: the first filtered
 // expansion, new filters every request (what typeahead sends), exact code, deep offset, a repeated filter, and
 // the memory the index adds.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Bench } from '../lib/bench.js';
 import { describe, request, signIn } from '../lib/client.js';
 import { eachPathOnce, measure, type LoadResult } from '../lib/load.js';
-import { freshDataDir, ROOT, rssMiB, startFhirServer, type Proc, type ServerDb } from '../lib/procs.js';
+import { freshDataDir, rssMiB, startFhirServer, type Proc, type ServerDb } from '../lib/procs.js';
 import { fmt } from '../lib/report.js';
+import { peakMiB, runImport } from '../lib/import.js';
+import { loopNote, oneAtATime } from '../lib/one-at-a-time.js';
 
 const SECTION = '$expand 1M';
 const CONCURRENCY = 16;
@@ -18,41 +19,6 @@ interface Expected {
   concepts: number;
   vsUrl: string;
   filters: Record<string, { allWordsPrefix: number }>;
-}
-
-/** VmHWM (peak RSS) of a process in MiB, or undefined when it is gone. */
-function peakMiB(pid: number): number | undefined {
-  try {
-    const m = /VmHWM:\s+(\d+)\s+kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Math.round(Number(m[1]) / 1024) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Runs `npm run import -- <file> --shared` against the database; wall time and peak RSS (polled VmHWM). */
-async function runImport(
-  db: ServerDb,
-  env: Record<string, string | undefined>,
-  file: string,
-): Promise<{ ms: number; peakMiB: number; out: string }> {
-  const t0 = performance.now();
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/terminology/import/cli.ts', file, '--shared'],
-    { cwd: ROOT, env: { ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (out += b.toString()));
-  let peak = 0;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, peakMiB(child.pid!) ?? 0);
-  }, 50);
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  clearInterval(timer);
-  if (code !== 0) throw new Error(`import exited ${code} (${db.kind}): ${out.slice(-1500)}`);
-  return { ms: performance.now() - t0, peakMiB: peak, out };
 }
 
 /** The path and query of a URL (what autocannon sends). */
@@ -85,51 +51,6 @@ function filterLists(words: string[]): { one: string[]; two: string[]; code: str
     code.add(`C${digits.slice(0, 2 + Math.floor(rnd() * 5))}`);
   }
   return { one: oneList, two: [...two], code: [...code] };
-}
-
-interface LoopResult {
-  n: number;
-  ok: number;
-  p50: number;
-  p95: number;
-  p99: number;
-  rps: number;
-  statuses: Record<string, number>;
-}
-
-/** Sends each url once, one at a time (keep-alive fetch: what one typist sees), and reports latency percentiles. */
-async function oneAtATime(urls: string[], token: string): Promise<LoopResult> {
-  const lat: number[] = [];
-  const statuses: Record<string, number> = {};
-  const t0 = performance.now();
-  for (const url of urls) {
-    const s = performance.now();
-    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-    await res.arrayBuffer();
-    const ms = performance.now() - s;
-    statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-    if (res.status === 200) lat.push(ms);
-  }
-  const wall = performance.now() - t0;
-  lat.sort((a, b) => a - b);
-  const pct = (p: number) =>
-    lat[Math.min(lat.length - 1, Math.max(0, Math.ceil((p / 100) * lat.length) - 1))];
-  return {
-    n: urls.length,
-    ok: lat.length,
-    p50: pct(50),
-    p95: pct(95),
-    p99: pct(99),
-    rps: (lat.length / wall) * 1000,
-    statuses,
-  };
-}
-
-function loopNote(r: LoopResult): string {
-  return (
-    `${r.ok}/${r.n} requests, one at a time: p50 ${fmt(r.p50, 2)} ` +
-    `p95 ${fmt(r.p95, 2)} p99 ${fmt(r.p99, 2)} ms, ${fmt(r.rps)} req/s; statuses ${JSON.stringify(r.statuses)}`
-  );
 }
 
 /**
@@ -297,8 +218,8 @@ export async function expand1mScenario(
   };
   try {
     process.stderr.write(`  ${db.kind} ${SECTION}: npm run import (1M) ...`);
-    const imp = await runImport(db, env, `${csFile}`);
-    const impVs = await runImport(db, env, vsFile);
+    const imp = await runImport(db, env, [csFile, '--shared']);
+    const impVs = await runImport(db, env, [vsFile, '--shared']);
     process.stderr.write(` ${fmt(imp.ms)} ms, peak RSS ${imp.peakMiB} MiB\n`);
     bench.add({
       section: SECTION,

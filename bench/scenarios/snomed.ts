@@ -1,0 +1,238 @@
+// SNOMED CT at release scale (issues 25 and 26): a generated RF2 Snapshot of the International Edition's size
+// (scripts/gen-rf2.mjs --size international: ~395,000 concepts, ~1.6M descriptions, a DAG with a ~120,000-concept
+// subtree under 404684003 |Clinical finding|), imported with `npm run import` (the CLI a user runs), then on a
+// freshly started server: the implicit is-a value set first and warm, the subtree with new one-word filters, ECL
+// with a refinement, MINUS and OR (each expression new, then repeated), $subsumes, and the memory the index adds.
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import type { Bench } from '../lib/bench.js';
+import { describe, request, signIn } from '../lib/client.js';
+import { peakMiB, runImport } from '../lib/import.js';
+import { loopNote, oneAtATime, type LoopResult } from '../lib/one-at-a-time.js';
+import { freshDataDir, ROOT, startFhirServer, type Proc, type ServerDb } from '../lib/procs.js';
+import { fmt } from '../lib/report.js';
+
+const SECTION = 'SNOMED CT';
+const SCT = 'http://snomed.info/sct';
+const FINDING = '404684003';
+const FINDING_SITE = '363698007';
+
+interface Expected {
+  counts: { concepts: number; active: number; descriptions: number; findingSubtree: number };
+}
+
+/** Generates the International-sized release into dir (once per run: ~1 min). */
+export function generateRelease(dir: string): void {
+  const g = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'scripts/gen-rf2.mjs'), '--out', dir, '--size', 'international'],
+    { encoding: 'utf8' },
+  );
+  if (g.status !== 0) throw new Error(`gen-rf2 failed: ${g.stderr}`);
+}
+
+/** Distinct destinations of active finding-site relationships in the release (values for new refinements). */
+function findingSites(dir: string, n: number): string[] {
+  const rel = path.join(dir, 'Snapshot/Terminology');
+  const file = fs.readdirSync(rel).find((f) => f.startsWith('sct2_Relationship_'));
+  if (!file) throw new Error('no relationship file in the generated release');
+  const sites = new Set<string>();
+  // The file is ~100 MB: read in chunks, stop once there are enough.
+  const fd = fs.openSync(path.join(rel, file), 'r');
+  const buf = Buffer.alloc(1 << 20);
+  let rest = '';
+  try {
+    for (let got; sites.size < n && (got = fs.readSync(fd, buf)) > 0;) {
+      const lines = (rest + buf.toString('utf8', 0, got)).split('\r\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) {
+        const c = line.split('\t');
+        if (c[2] === '1' && c[7] === FINDING_SITE) sites.add(c[5]);
+      }
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return [...sites].slice(0, n);
+}
+
+/** A row and a goal for one loop of requests sent one at a time. */
+function loopRow(bench: Bench, name: string, r: LoopResult, goalMs: number, goalText = `p50 < ${goalMs} ms`) {
+  bench.add({
+    section: SECTION,
+    name: `${name} @1`,
+    status: r.ok === r.n ? 'ok' : 'error',
+    note: loopNote(r),
+  });
+  bench.goal(
+    `${SECTION} ${name}: ${goalText}`,
+    `p50 ${fmt(r.p50, 2)}, p95 ${fmt(r.p95, 2)} ms (${r.ok}/${r.n} ok)`,
+    r.ok === r.n && r.p50 < goalMs ? 'PASS' : 'FAIL',
+  );
+}
+
+/** The SNOMED scenario on one database: import the release generated in releaseDir, restart, measure. */
+export async function snomedScenario(bench: Bench, db: ServerDb, releaseDir: string): Promise<void> {
+  const expected = JSON.parse(fs.readFileSync(path.join(releaseDir, 'expected.json'), 'utf8')) as Expected;
+  const ownData = freshDataDir();
+  const sdb: ServerDb = { ...db, dataDir: ownData };
+  // The server creates the database and the admin's project; the embedded database is single-process, so the
+  // server is stopped for the import, as a user would.
+  let server: Proc = await startFhirServer('A', sdb, { LOAD_CORE_TERMINOLOGY: 'false' });
+  await signIn(server.base);
+  await server.stop();
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: db.kind === 'postgres' ? db.databaseUrl : undefined,
+    DATABASE_SCHEMA: db.kind === 'postgres' ? db.schema : undefined,
+    DATA_DIR: ownData,
+  };
+  try {
+    process.stderr.write(`  ${db.kind} ${SECTION}: npm run import (RF2, International size) ...`);
+    const imp = await runImport(db, env, [releaseDir, '--shared']);
+    process.stderr.write(` ${fmt(imp.ms)} ms, peak RSS ${imp.peakMiB} MiB\n`);
+    bench.add({
+      section: SECTION,
+      name: `npm run import (RF2: ${fmt(expected.counts.concepts)} concepts, ${fmt(expected.counts.descriptions)} descriptions)`,
+      status: 'ok',
+      singleMs: [imp.ms],
+      note: `${fmt(imp.ms)} ms wall (process start included), peak RSS ${imp.peakMiB} MiB`,
+    });
+    bench.goal(
+      'SNOMED CT import: < 120 s, peak RSS < 1.5 GB',
+      `${fmt(imp.ms / 1000, 1)} s, peak RSS ${imp.peakMiB} MiB`,
+      imp.ms < 120_000 && imp.peakMiB * 1048576 < 1.5e9 ? 'PASS' : 'FAIL',
+    );
+
+    server = await startFhirServer('A', sdb, { LOAD_CORE_TERMINOLOGY: 'false' });
+    const { accessToken: token } = await signIn(server.base);
+    await new Promise((r) => setTimeout(r, 1000));
+    const rssStart = server.rssMiB() ?? 0;
+    const fhir = `${server.base}fhir/R4/`;
+    const vs = (url: string) => `${fhir}ValueSet/$expand?url=${encodeURIComponent(url)}`;
+    const isa = vs(`${SCT}?fhir_vs=isa/${FINDING}`);
+    const ecl = (e: string) => vs(`${SCT}?fhir_vs=ecl/${encodeURIComponent(e)}`);
+    const rel = (u: string) => u.slice(server.base.length);
+
+    const first = await request(server.base, 'GET', rel(`${isa}&count=20`), { token });
+    const total = first.body?.expansion?.total;
+    bench.add({
+      section: SECTION,
+      name: `first $expand isa/${FINDING} count=20 after start`,
+      status: first.status === 200 && total === expected.counts.findingSubtree ? 'ok' : 'error',
+      singleMs: [first.ms],
+      note:
+        first.status === 200
+          ? `${fmt(first.ms)} ms; total ${total} (release: ${expected.counts.findingSubtree}); RSS ${rssStart} MiB before, ${server.rssMiB()} after`
+          : describe(first),
+    });
+    bench.goal(
+      `${SECTION} first isa/${FINDING} after start: < 1 s, exact total`,
+      `${fmt(first.ms)} ms, total ${total} vs ${expected.counts.findingSubtree}`,
+      first.ms < 1000 && total === expected.counts.findingSubtree ? 'PASS' : 'FAIL',
+    );
+    if (first.status !== 200) return;
+
+    loopRow(
+      bench,
+      `isa/${FINDING} count=20 warm`,
+      await oneAtATime(Array(200).fill(`${isa}&count=20`), token),
+      2,
+    );
+
+    // Codes and words of the subtree, for new filters, new expressions and $subsumes pairs.
+    const codes: string[] = [];
+    const words = new Set<string>();
+    for (let offset = 0; codes.length < 2000; offset += 997) {
+      const page = await request(server.base, 'GET', rel(`${isa}&offset=${offset}&count=200`), { token });
+      const contains = (page.body?.expansion?.contains ?? []) as Array<{ code: string; display?: string }>;
+      if (page.status !== 200 || contains.length === 0) break;
+      for (const c of contains) {
+        codes.push(c.code);
+        for (const w of (c.display ?? '').toLowerCase().split(/[^a-z]+/)) if (w.length >= 4) words.add(w);
+      }
+    }
+    // A word's prefix nobody asked before (each once: the result cache must not answer).
+    const prefixes = new Set<string>();
+    for (const w of words)
+      for (let n = 3; n <= w.length && prefixes.size < 400; n++) prefixes.add(w.slice(0, n));
+    const filters = [...prefixes].slice(0, 200);
+    loopRow(
+      bench,
+      `isa/${FINDING} + new one-word filter count=20`,
+      await oneAtATime(
+        filters.map((f) => `${isa}&filter=${encodeURIComponent(f)}&count=20`),
+        token,
+      ),
+      2,
+    );
+
+    const sites = findingSites(releaseDir, 60);
+    const refinement = (site: string) => ecl(`<< ${FINDING} : ${FINDING_SITE} = << ${site}`);
+    loopRow(
+      bench,
+      'ECL << finding : site = << X, each new (cold)',
+      await oneAtATime(
+        sites.slice(0, 50).map((s) => `${refinement(s)}&count=20`),
+        token,
+      ),
+      50,
+    );
+    loopRow(
+      bench,
+      'ECL refinement repeated',
+      await oneAtATime(Array(200).fill(`${refinement(sites[0])}&count=20`), token),
+      5,
+    );
+    const pick = (i: number) => codes[(i * 7919) % codes.length];
+    const minus = (i: number) => ecl(`<< ${FINDING} MINUS << ${pick(i)}`);
+    const or = (i: number) => ecl(`<< ${pick(i)} OR << ${pick(i + 1000)}`);
+    loopRow(
+      bench,
+      'ECL MINUS of two subtrees, each new (cold)',
+      await oneAtATime(
+        Array.from({ length: 50 }, (_, i) => `${minus(i)}&count=20`),
+        token,
+      ),
+      50,
+    );
+    loopRow(bench, 'ECL MINUS repeated', await oneAtATime(Array(200).fill(`${minus(0)}&count=20`), token), 5);
+    loopRow(
+      bench,
+      'ECL OR of two subtrees, each new (cold)',
+      await oneAtATime(
+        Array.from({ length: 50 }, (_, i) => `${or(i)}&count=20`),
+        token,
+      ),
+      50,
+    );
+    loopRow(bench, 'ECL OR repeated', await oneAtATime(Array(200).fill(`${or(0)}&count=20`), token), 5);
+
+    const subsumes = Array.from(
+      { length: 200 },
+      (_, i) =>
+        `${fhir}CodeSystem/$subsumes?system=${encodeURIComponent(SCT)}&codeA=${pick(i)}&codeB=${pick(i * 3 + 1)}`,
+    );
+    loopRow(bench, '$subsumes (pairs of the subtree)', await oneAtATime(subsumes, token), 1);
+
+    await new Promise((r) => setTimeout(r, 10_000));
+    const settled = server.rssMiB() ?? 0;
+    const peak = peakMiB(server.pid) ?? 0;
+    bench.add({
+      section: SECTION,
+      name: 'server RSS with the release in use',
+      status: 'ok',
+      note: `settled ${settled} MiB (+${settled - rssStart} MiB over the restart's ${rssStart} MiB), peak ${peak} MiB`,
+    });
+    bench.goal(
+      `${SECTION} index memory: <= 400 MB settled`,
+      `+${settled - rssStart} MiB (settled ${settled} MiB)`,
+      (settled - rssStart) * 1048576 <= 400e6 ? 'PASS' : 'FAIL',
+    );
+  } finally {
+    await server.stop();
+    fs.rmSync(ownData, { recursive: true, force: true });
+  }
+}
