@@ -14,6 +14,7 @@ import { randomSecret, sha256 } from './passwords.js';
 import { checkRedirectUris } from './redirect-uris.js';
 import type { SessionAdmin } from './session-admin.js';
 import { isUuid } from './uuid.js';
+import { hasLoneSurrogate } from '../core/unicode.js';
 
 /** A client application as its project's admins see it: never its secret nor a hash of it. */
 export type ClientAppRow = {
@@ -98,6 +99,8 @@ function clientName(name: unknown): string {
   if (n.length === 0 || n.length > MAX_CLIENT_NAME)
     throw badRequest(`name must be 1-${MAX_CLIENT_NAME} characters`, ['name']);
   if (CONTROL_CHARS.test(n)) throw badRequest('name must not contain control characters', ['name']);
+  if (hasLoneSurrogate(n))
+    throw badRequest('name is not well-formed Unicode (it holds a lone surrogate)', ['name']);
   return n;
 }
 

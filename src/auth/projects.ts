@@ -8,6 +8,7 @@ import { actorOf, recordAudit, sqlOf } from './audit.js';
 import { insertClient } from './client-apps.js';
 import { normalizeEmail } from './email.js';
 import type { PasswordHasher } from './passwords.js';
+import { hasLoneSurrogate } from '../core/unicode.js';
 
 /** What createProject needs. */
 export interface NewProject {
@@ -49,6 +50,13 @@ export async function createProject(
   const name = input.name.trim();
   if (name.length === 0 || name.length > MAX_NAME)
     throw badRequest(`name must be 1-${MAX_NAME} characters`, ['name']);
+  for (const [field, text] of [
+    ['name', name],
+    ['adminFirstName', input.adminFirstName],
+    ['adminLastName', input.adminLastName],
+  ] as const)
+    if (text !== undefined && hasLoneSurrogate(text))
+      throw badRequest(`${field} is not well-formed Unicode (it holds a lone surrogate)`, [field]);
   const email = normalizeEmail(input.adminEmail);
   if (!email) throw badRequest('adminEmail is not a valid address', ['adminEmail']);
   const passwordHash = await passwords.hashNew(input.adminPassword, 'adminPassword', email);

@@ -321,6 +321,8 @@ describe('who may manage client applications, and what they may send', () => {
       [{ name: '' }, /name/],
       [{ name: 'x'.repeat(201) }, /name/],
       [{ name: 'a\u0007b' }, /control/],
+      // A lone surrogate (valid JSON as an escape) reached the database and answered 500.
+      [{ name: 'a\ud800b' }, /Unicode/],
       [{ name: 'ok', uris: ['http://app.example/cb'] }, /redirectUris\[0\].*http/],
       [{ name: 'ok', uris: ['https://app.example/cb#frag'] }, /fragment/],
       [{ name: 'ok', uris: ['/relative/cb'] }, /absolute/],

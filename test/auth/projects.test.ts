@@ -81,6 +81,15 @@ describe('createProject', () => {
       password: 'password-123',
     });
     expect(empty.body.errors[0].extensions.expression).toEqual(['name']);
+    // A lone surrogate (a valid JSON escape) answered 500.
+    const surrogate = await gql(serverAdmin, CREATE, {
+      name: 'Clinic \ud800',
+      email: 'x@example.com',
+      password: 'password-123',
+    });
+    expect(surrogate.status, surrogate.text).toBe(400);
+    expect(surrogate.body.errors[0].message).toMatch(/Unicode/);
+    expect(surrogate.body.errors[0].extensions.expression).toEqual(['name']);
     expect(await server.services.db.prisma.project.count()).toBe(before);
   });
 
