@@ -18,8 +18,11 @@ import {
   type StringColumn,
 } from './compact.js';
 import { codeKey, sortCodeOrder } from './code-order.js';
+import { DesignationColumnsBuilder } from './designation-columns.js';
 import { tokenize } from './normalize.js';
-import type { CodeSystemMeta, ConceptInput, ConceptProperty, Designation } from './types.js';
+import { PropertyColumnsBuilder } from './property-columns.js';
+import { StringTableBuilder } from './string-table.js';
+import type { CodeSystemMeta, ConceptInput } from './types.js';
 
 const INACTIVE_STATUSES = new Set(['inactive', 'retired']);
 
@@ -38,8 +41,10 @@ export class CodeSystemIndexBuilder {
   private readonly parentRawOff = new GrowI32(1024);
   private readonly pendingParents: string[] = [];
   private readonly statuses = new Map<number, string>();
-  private readonly designations = new Map<number, Designation[]>();
-  private readonly properties = new Map<number, ConceptProperty[]>();
+  // Designations and properties go into columns as they come (the concepts' objects are not kept).
+  private readonly designations = new DesignationColumnsBuilder();
+  private readonly strings = new StringTableBuilder();
+  private readonly properties = new PropertyColumnsBuilder(this.strings);
   private readonly propertyCodes: Set<string>;
   // Words: temporary ids in first-seen order, remapped to sorted order at the end.
   private readonly wordTmp = new Map<string, number>();
@@ -137,16 +142,12 @@ export class CodeSystemIndexBuilder {
       }
     }
     this.parentRawOff.push(this.parentRaw.n);
-    if (c.properties && c.properties.length > 0) {
-      this.properties.set(ord, c.properties);
-      for (const p of c.properties) this.propertyCodes.add(p.code);
-    }
+    this.properties.add(c.properties);
+    if (c.properties) for (const p of c.properties) this.propertyCodes.add(p.code);
     const dn = display ? this.addWords(display) : 0;
     this.dispCounts.push(Math.min(dn, 255));
-    if (c.designations && c.designations.length > 0) {
-      this.designations.set(ord, c.designations);
-      for (const d of c.designations) if (d.value) this.addWords(d.value);
-    }
+    this.designations.add(c.designations);
+    if (c.designations) for (const d of c.designations) if (d.value) this.addWords(d.value);
     this.tokOff.push(this.tok.n);
   }
 
@@ -314,8 +315,9 @@ export class CodeSystemIndexBuilder {
       wordStart,
       prefixCount,
       statuses: this.statuses,
-      designations: this.designations,
-      properties: this.properties,
+      designations: this.designations.done(),
+      properties: this.properties.done(),
+      strings: this.strings.done(),
       propertyCodes: this.propertyCodes,
     });
   }
