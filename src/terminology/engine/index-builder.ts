@@ -50,6 +50,8 @@ export class CodeSystemIndexBuilder {
   private readonly wordTmp = new Map<string, number>();
   private readonly tmpWords: string[] = [];
   private readonly tok = new GrowI32(4096);
+  /** By temporary word id: the last concept that has the word. */
+  private readonly wordSeen: number[] = [];
   private readonly tokOff = new GrowI32(1024);
   private readonly dispCounts = new GrowU8(1024);
   private n = 0;
@@ -89,15 +91,22 @@ export class CodeSystemIndexBuilder {
     slots[i] = row + 1;
   }
 
-  private addWords(text: string): number {
+  /** Adds the words of a text to the current concept's; `all` keeps repeats (the display's words are read by
+   * position), else a word the concept already has is left out (a designation's: only whether a concept has a
+   * word counts, and SNOMED CT's fully specified names and synonyms mostly repeat the display's words). */
+  private addWords(text: string, all: boolean): number {
     const ws = tokenize(text);
+    const ord = this.n - 1;
     for (const w of ws) {
       let id = this.wordTmp.get(w);
       if (id === undefined) {
         id = this.tmpWords.length;
         this.wordTmp.set(w, id);
         this.tmpWords.push(w);
-      }
+        this.wordSeen.push(ord);
+      } else if (this.wordSeen[id] === ord) {
+        if (!all) continue;
+      } else this.wordSeen[id] = ord;
       this.tok.push(id);
     }
     return ws.length;
@@ -144,10 +153,10 @@ export class CodeSystemIndexBuilder {
     this.parentRawOff.push(this.parentRaw.n);
     this.properties.add(c.properties);
     if (c.properties) for (const p of c.properties) this.propertyCodes.add(p.code);
-    const dn = display ? this.addWords(display) : 0;
+    const dn = display ? this.addWords(display, true) : 0;
     this.dispCounts.push(Math.min(dn, 255));
     this.designations.add(c.designations);
-    if (c.designations) for (const d of c.designations) if (d.value) this.addWords(d.value);
+    if (c.designations) for (const d of c.designations) if (d.value) this.addWords(d.value, false);
     this.tokOff.push(this.tok.n);
   }
 
