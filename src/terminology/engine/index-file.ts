@@ -235,7 +235,7 @@ export function deserializeIndex(
       code: i32('propCode'),
       kind: u8('propKind'),
       value: i32('propValue'),
-      group: i32('propGroup'),
+      group: got.propGroup as Uint8Array | Int32Array,
     },
     strings: new StringTable(
       new StringColumn(u8('strBytes'), i32('strOff'), u8('strPresent'), header.stringsAscii),

@@ -45,7 +45,8 @@ export interface PropertyColumns {
   code: Int32Array;
   kind: Uint8Array;
   value: Int32Array;
-  group: Int32Array;
+  /** 8-bit while every group is 0-255 (SNOMED CT's are small), else 32-bit. */
+  group: Uint8Array | Int32Array;
 }
 
 /** The kind of a property when it has the regular shape `{code, value[x], group?}`, else RAW. */
@@ -90,6 +91,7 @@ export class PropertyColumnsBuilder {
   private readonly kind = new GrowU8(1024);
   private readonly value = new GrowI32(1024);
   private readonly group = new GrowI32(1024);
+  private smallGroups = true;
 
   constructor(private readonly strings: StringTableBuilder) {
     this.off.push(0);
@@ -102,7 +104,9 @@ export class PropertyColumnsBuilder {
       const kind = kindOf(p);
       this.code.push(typeof p.code === 'string' ? s.intern(p.code) : -1);
       this.kind.push(kind);
-      this.group.push(kind & HAS_GROUP ? p.group! : 0);
+      const group = kind & HAS_GROUP ? p.group! : 0;
+      if (group < 0 || group > 255) this.smallGroups = false;
+      this.group.push(group);
       switch (kind & ~HAS_GROUP) {
         case PropKind.Raw:
           this.value.push(s.intern(JSON.stringify(p)));
@@ -140,7 +144,7 @@ export class PropertyColumnsBuilder {
       code: this.code.done(),
       kind: this.kind.done(),
       value: this.value.done(),
-      group: this.group.done(),
+      group: this.smallGroups ? Uint8Array.from(this.group.a.subarray(0, this.group.n)) : this.group.done(),
     };
   }
 }

@@ -92,6 +92,15 @@ describe('designation and property columns', () => {
     });
   }
 
+  it('keeps groups past 255 (32-bit column)', () => {
+    const props = [
+      { code: 'x', valueCode: 'a', group: 300 },
+      { code: 'x', valueCode: 'a', group: -1 },
+    ];
+    const idx = roundTrip(CodeSystemIndexBuilder.build({ url: 'urn:x' }, [{ code: 'a', properties: props }]));
+    expect(idx.propertiesOf(0)).toEqual(props);
+  });
+
   it('an index without designations says so', () => {
     const idx = CodeSystemIndexBuilder.build({ url: 'urn:x' }, [{ code: 'a' }]);
     expect(idx.hasDesignations).toBe(false);
