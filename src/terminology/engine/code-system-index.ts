@@ -272,19 +272,7 @@ export class CodeSystemIndex {
 
   /** propertyValues(ord, code) for one code and many concepts (the code is looked up once). */
   propertyValueReader(code: string): (ord: number) => string[] {
-    const id = this.propertyRows.strings.idOf(code);
-    const { off, code: codes } = this.propertyRows.cols;
-    const rows = this.propertyRows;
-    return (ord) => {
-      const out: string[] = [];
-      if (id < 0) return out;
-      for (let r = off[ord]; r < off[ord + 1]; r++) {
-        if (codes[r] !== id) continue;
-        const v = rows.valueText(r);
-        if (v !== undefined) out.push(v);
-      }
-      return out;
-    };
+    return this.propertyRows.valueReader(code);
   }
 
   // ------------------------------------------------------------------ word search

@@ -192,6 +192,22 @@ export class PropertyReader {
     return out;
   }
 
+  /** The string values of property `code` on a concept, for many concepts (the code is looked up once). */
+  valueReader(code: string): (ord: number) => string[] {
+    const id = this.strings.idOf(code);
+    const { off, code: codes } = this.cols;
+    return (ord) => {
+      const out: string[] = [];
+      if (id < 0) return out;
+      for (let r = off[ord]; r < off[ord + 1]; r++) {
+        if (codes[r] !== id) continue;
+        const v = this.valueText(r);
+        if (v !== undefined) out.push(v);
+      }
+      return out;
+    };
+  }
+
   /** Row r's value as a string, as a filter compares it (code, string, coding's code, dateTime, boolean, number),
    * or undefined when it has none of them. */
   valueText(r: number): string | undefined {
