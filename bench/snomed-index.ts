@@ -3,8 +3,10 @@
 // import does), a fresh one reads that file (a server's first use after a restart) and reports its load time, its
 // settled heap and RSS (after gc), ECL and subtree timings, and a digest of answers ($lookup, $expand with
 // designations and properties, ECL totals) that must not change when the index's layout does.
-//   npx tsx bench/snomed-index.ts [--work DIR]     (DIR default /tmp/snomed-index-bench; the release is generated
-//                                                    there by scripts/gen-rf2.mjs --size international if absent)
+//   npx tsx bench/snomed-index.ts [load-only] [--work DIR]
+// DIR (default /tmp/snomed-index-bench) holds the release (generated there by scripts/gen-rf2.mjs --size
+// international if absent) and the index file; `load-only` reads the file the last run wrote (e.g. to compare
+// builds of the same release).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
