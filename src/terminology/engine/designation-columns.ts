@@ -17,7 +17,8 @@ export interface DesignationKind {
 
 /** The columns (see the file comment); `kinds[0]` is the RAW kind's placeholder. */
 export interface DesignationColumns {
-  /** Rows of concept `ord`: off[ord]..off[ord+1]. */
+  /** Rows of concept `ord`: off[ord]..off[ord+1]; empty when no concept has a designation (4 MB less at a
+   * million concepts). */
   off: Int32Array;
   /** Index into `kinds` per row: 16-bit while there are at most 65,536 kinds. */
   kind: Uint16Array | Int32Array;
@@ -92,7 +93,7 @@ export class DesignationColumnsBuilder {
   done(): DesignationColumns {
     const kind32 = this.kind.done();
     return {
-      off: this.off.done(),
+      off: this.kind.n > 0 ? this.off.done() : new Int32Array(0),
       kind: this.kinds.length <= 0x10000 ? Uint16Array.from(kind32) : kind32,
       value: this.value.done(),
       kinds: this.kinds,
@@ -102,6 +103,7 @@ export class DesignationColumnsBuilder {
 
 /** The designations of concept `ord`, as new objects (empty when it has none). */
 export function designationsAt(c: DesignationColumns, ord: number): Designation[] {
+  if (c.off.length === 0) return [];
   const from = c.off[ord];
   const to = c.off[ord + 1];
   if (from === to) return [];

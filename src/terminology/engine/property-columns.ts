@@ -39,7 +39,8 @@ for (const [k, v] of Object.entries(VALUE_KEYS)) KEY_OF[v] = k;
 
 /** The columns (see the file comment). */
 export interface PropertyColumns {
-  /** Rows of concept `ord`: off[ord]..off[ord+1]. */
+  /** Rows of concept `ord`: off[ord]..off[ord+1]; empty when no concept has a property (4 MB less at a million
+   * concepts). */
   off: Int32Array;
   /** String id of the code (-1: the code is not a string; only in a RAW row). */
   code: Int32Array;
@@ -140,7 +141,7 @@ export class PropertyColumnsBuilder {
   /** The columns (the builder must not be used afterwards). */
   done(): PropertyColumns {
     return {
-      off: this.off.done(),
+      off: this.code.n > 0 ? this.off.done() : new Int32Array(0),
       code: this.code.done(),
       kind: this.kind.done(),
       value: this.value.done(),
@@ -185,9 +186,10 @@ export class PropertyReader {
 
   /** The properties of concept `ord` (empty when it has none). */
   propertiesOf(ord: number): ConceptProperty[] {
+    const out: ConceptProperty[] = [];
+    if (this.cols.off.length === 0) return out;
     const from = this.cols.off[ord];
     const to = this.cols.off[ord + 1];
-    const out: ConceptProperty[] = [];
     for (let r = from; r < to; r++) out.push(this.property(r));
     return out;
   }
@@ -198,7 +200,7 @@ export class PropertyReader {
     const { off, code: codes } = this.cols;
     return (ord) => {
       const out: string[] = [];
-      if (id < 0) return out;
+      if (id < 0 || off.length === 0) return out;
       for (let r = off[ord]; r < off[ord + 1]; r++) {
         if (codes[r] !== id) continue;
         const v = this.valueText(r);

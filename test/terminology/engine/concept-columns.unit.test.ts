@@ -6,6 +6,7 @@ import { CodeSystemIndexBuilder } from '../../../src/terminology/engine/index-bu
 import { deserializeIndex, serializeIndex } from '../../../src/terminology/engine/index-file.js';
 import type { CodeSystemIndex } from '../../../src/terminology/engine/code-system-index.js';
 import type { ConceptInput } from '../../../src/terminology/engine/types.js';
+import { relationsOf } from '../../../src/terminology/engine/ecl/relations.js';
 
 const SCT = 'http://snomed.info/sct';
 const concepts: ConceptInput[] = [
@@ -106,5 +107,10 @@ describe('designation and property columns', () => {
     expect(idx.hasDesignations).toBe(false);
     expect(roundTrip(idx).designationsOf(0)).toEqual([]);
     expect(roundTrip(idx).propertiesOf(0)).toEqual([]);
+    // No rows at all: the offsets are left out, and every reader still answers.
+    expect(idx.parts.designations.off.length).toBe(0);
+    expect(idx.parts.properties.off.length).toBe(0);
+    expect(idx.propertyValues(0, 'refset')).toEqual([]);
+    expect(relationsOf(idx).relType.length).toBe(0);
   });
 });

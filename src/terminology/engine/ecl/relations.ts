@@ -94,8 +94,10 @@ function* build(index: CodeSystemIndex, due: () => boolean): Generator<undefined
   const isA = index.ordinalOf(IS_A);
   const counts = new Int32Array(n + 1);
   const members = new Map<number, number[]>();
+  // Concepts whose property rows are read: none when the offsets are empty (no concept has a property).
+  const withRows = off.length > 0 ? n : 0;
   // Pass 1: count (and collect refset members).
-  for (let ord = 0; ord < n; ord++) {
+  for (let ord = 0; ord < withRows; ord++) {
     if ((ord & 1023) === 1023 && due()) yield;
     for (let r = off[ord]; r < off[ord + 1]; r++) {
       const c = codeId[r];
@@ -127,7 +129,7 @@ function* build(index: CodeSystemIndex, due: () => boolean): Generator<undefined
       }
   // Pass 2: fill. A relationship whose destination the code system lacks is kept with destination -1: it is in no
   // value set (so it matches `!=` and never `=`).
-  for (let ord = 0; ord < n; ord++) {
+  for (let ord = 0; ord < withRows; ord++) {
     if ((ord & 1023) === 1023 && due()) yield;
     for (let r = off[ord]; r < off[ord + 1]; r++) {
       const c = codeId[r];
