@@ -2,8 +2,11 @@
 // form, and a word dictionary (sorted unique normalised words with posting lists) for the `filter` parameter.
 import { RowHash, type StringColumn } from './compact.js';
 import { codeKey, prefixSlice } from './code-order.js';
+import { designationBytes, designationsAt, type DesignationColumns } from './designation-columns.js';
+import { PropertyReader, type PropertyColumns } from './property-columns.js';
 import { scratchBits, scratchInt32, SLOT_INTERSECT, SLOT_UNION } from './scratch.js';
 import { lowerBound, smallestOfLists, upperByScan } from './sorted-lists.js';
+import type { StringTable } from './string-table.js';
 import type { CodeSystemMeta, ConceptProperty, Designation } from './types.js';
 
 export const FLAG_ABSTRACT = 1;
@@ -59,8 +62,10 @@ export interface IndexParts {
   wordStart: Int32Array;
   prefixCount: Int32Array;
   statuses: Map<number, string>;
-  designations: Map<number, Designation[]>;
-  properties: Map<number, ConceptProperty[]>;
+  designations: DesignationColumns;
+  properties: PropertyColumns;
+  /** The property columns' strings. */
+  strings: StringTable;
   propertyCodes: Set<string>;
 }
 
@@ -76,8 +81,10 @@ export class CodeSystemIndex {
   /** The OR of every concept's flags (a filter excluding none of them needs no per-concept check). */
   readonly flagsUnion: number;
   readonly statuses: Map<number, string>;
-  readonly designations: Map<number, Designation[]>;
-  readonly properties: Map<number, ConceptProperty[]>;
+  /** Some concept has a designation. */
+  readonly hasDesignations: boolean;
+  /** The concepts' properties, row by row (relations.ts scans them all without making objects). */
+  readonly propertyRows: PropertyReader;
   /** Property codes a filter may name (declared, or used by some concept). */
   readonly propertyCodes: Set<string>;
   /** Sorted unique normalised words of displays and designation values. */
@@ -104,6 +111,7 @@ export class CodeSystemIndex {
   private readonly firstPost: Int32Array;
   private readonly wordStart: Int32Array;
   private readonly prefixCount: Int32Array;
+  private readonly designationCols: DesignationColumns;
   private codesView?: ReadonlyArray<string>;
   private displaysView?: ReadonlyArray<string | undefined>;
 
@@ -142,8 +150,9 @@ export class CodeSystemIndex {
     this.wordStart = parts.wordStart;
     this.prefixCount = parts.prefixCount;
     this.statuses = parts.statuses;
-    this.designations = parts.designations;
-    this.properties = parts.properties;
+    this.designationCols = parts.designations;
+    this.hasDesignations = parts.designations.kind.length > 0;
+    this.propertyRows = new PropertyReader(parts.properties, parts.strings);
     this.propertyCodes = parts.propertyCodes;
   }
 
@@ -246,24 +255,24 @@ export class CodeSystemIndex {
     return mask;
   }
 
+  /** The designations of a concept, as new objects (empty when it has none). */
+  designationsOf(ord: number): Designation[] {
+    return designationsAt(this.designationCols, ord);
+  }
+
+  /** The properties of a concept, as new objects (empty when it has none). */
+  propertiesOf(ord: number): ConceptProperty[] {
+    return this.propertyRows.propertiesOf(ord);
+  }
+
   /** String values of property `code` on a concept (codes, strings, booleans, numbers, coding codes). */
   propertyValues(ord: number, code: string): string[] {
-    const props = this.properties.get(ord);
-    if (!props) return [];
-    const out: string[] = [];
-    for (const p of props) {
-      if (p.code !== code) continue;
-      const v =
-        p.valueCode ??
-        p.valueString ??
-        p.valueCoding?.code ??
-        p.valueDateTime ??
-        (p.valueBoolean !== undefined ? String(p.valueBoolean) : undefined) ??
-        (p.valueInteger !== undefined ? String(p.valueInteger) : undefined) ??
-        (p.valueDecimal !== undefined ? String(p.valueDecimal) : undefined);
-      if (v !== undefined) out.push(v);
-    }
-    return out;
+    return this.propertyValueReader(code)(ord);
+  }
+
+  /** propertyValues(ord, code) for one code and many concepts (the code is looked up once). */
+  propertyValueReader(code: string): (ord: number) => string[] {
+    return this.propertyRows.valueReader(code);
   }
 
   // ------------------------------------------------------------------ word search
@@ -469,9 +478,10 @@ export class CodeSystemIndex {
     ]) {
       if (a) bytes += a.byteLength + 64;
     }
-    for (const ds of this.designations.values())
-      for (const d of ds) bytes += 80 + str(d.value) + str(d.language);
-    for (const ps of this.properties.values()) bytes += 40 + ps.length * 80;
+    bytes += designationBytes(this.designationCols);
+    bytes += this.propertyRows.byteLength() + this.propertyRows.strings.byteLength();
+    for (const c of this.propertyCodes) bytes += str(c) + 40;
+    // A Map entry (key, value, hash chain) is ~40 bytes; its strings are mostly shared ('active', 'retired').
     bytes += this.statuses.size * 40;
     return bytes;
   }

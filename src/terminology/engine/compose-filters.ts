@@ -214,14 +214,16 @@ function propertyGetter(src: CodeSystemIndex, property: string): (ord: number) =
       return (o) => [src.statuses.get(o) ?? ((src.flags[o] & FLAG_INACTIVE) !== 0 ? 'inactive' : 'active')];
     case 'inactive':
       return (o) => [String((src.flags[o] & FLAG_INACTIVE) !== 0)];
-    case 'notSelectable':
+    case 'notSelectable': {
       // The concept's own notSelectable value; one without it only when abstract (as the IG's tests read
       // `notSelectable = false`: concepts that say so, not those that say nothing).
+      const notSelectable = src.propertyValueReader('notSelectable');
       return (o) => {
-        const own = src.propertyValues(o, 'notSelectable');
+        const own = notSelectable(o);
         return own.length > 0 ? own : (src.flags[o] & FLAG_ABSTRACT) !== 0 ? ['true'] : [];
       };
+    }
     default:
-      return (o) => src.propertyValues(o, property);
+      return src.propertyValueReader(property);
   }
 }

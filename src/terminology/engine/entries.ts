@@ -150,14 +150,14 @@ function candidates(
   if (ov?.display) push({ language: vsLang, use: DISPLAY_USE, value: ov.display }, vsLang);
   const display = src.display(ord);
   if (display) push({ language: csLang, use: DISPLAY_USE, value: display }, csLang);
-  for (const d of src.designations.get(ord) ?? []) push(d, csLang);
+  for (const d of src.designationsOf(ord)) push(d, csLang);
   const code = s.supplements.size > 0 ? src.code(ord) : '';
   for (const sup of s.supplements.size > 0 ? s.supplements.of(src.url) : []) {
     const o = sup.ordinalOf(code);
     if (o < 0) continue;
     if (sup.display(o))
       push({ language: sup.meta.language, use: DISPLAY_USE, value: sup.display(o)! }, sup.meta.language);
-    for (const d of sup.designations.get(o) ?? []) push(d, sup.meta.language ?? csLang);
+    for (const d of sup.designationsOf(o)) push(d, sup.meta.language ?? csLang);
   }
   for (const d of ov?.designations ?? []) push(d, vsLang);
   return out;
@@ -405,8 +405,8 @@ export function buildEntry(
     const o = sup.ordinalOf(code);
     if (o < 0) continue;
     csExt.push(...((inMemoryDetails(sup) ?? s.loaded?.get(sup))?.get(o)?.extension ?? []));
-    const p = sup.properties.get(o);
-    if (p) suppProps.push({ index: sup, props: p });
+    const p = sup.propertiesOf(o);
+    if (p.length > 0) suppProps.push({ index: sup, props: p });
   }
   derivedProperties(props, csExt, EXT.label, EXT.conceptOrder);
   for (const x of csExt) {
@@ -426,10 +426,7 @@ export function buildEntry(
       props.set('definition', `${CONCEPT_PROPERTY}definition`, { valueString: details.definition });
     }
     const all = wanted.has('*');
-    for (const { index, props: list } of [
-      { index: src, props: src.properties.get(ord) ?? [] },
-      ...suppProps,
-    ]) {
+    for (const { index, props: list } of [{ index: src, props: src.propertiesOf(ord) }, ...suppProps]) {
       for (const p of list) {
         const uri = propertyUri(index, p.code);
         if (all || wanted.has(p.code) || (uri !== undefined && wanted.has(uri)))

@@ -18,8 +18,11 @@ import {
   type StringColumn,
 } from './compact.js';
 import { codeKey, sortCodeOrder } from './code-order.js';
+import { DesignationColumnsBuilder } from './designation-columns.js';
 import { tokenize } from './normalize.js';
-import type { CodeSystemMeta, ConceptInput, ConceptProperty, Designation } from './types.js';
+import { PropertyColumnsBuilder } from './property-columns.js';
+import { StringTableBuilder } from './string-table.js';
+import type { CodeSystemMeta, ConceptInput } from './types.js';
 
 const INACTIVE_STATUSES = new Set(['inactive', 'retired']);
 
@@ -38,13 +41,17 @@ export class CodeSystemIndexBuilder {
   private readonly parentRawOff = new GrowI32(1024);
   private readonly pendingParents: string[] = [];
   private readonly statuses = new Map<number, string>();
-  private readonly designations = new Map<number, Designation[]>();
-  private readonly properties = new Map<number, ConceptProperty[]>();
+  // Designations and properties go into columns as they come (the concepts' objects are not kept).
+  private readonly designations = new DesignationColumnsBuilder();
+  private readonly strings = new StringTableBuilder();
+  private readonly properties = new PropertyColumnsBuilder(this.strings);
   private readonly propertyCodes: Set<string>;
   // Words: temporary ids in first-seen order, remapped to sorted order at the end.
   private readonly wordTmp = new Map<string, number>();
   private readonly tmpWords: string[] = [];
   private readonly tok = new GrowI32(4096);
+  /** By temporary word id: the last concept that has the word. */
+  private readonly wordSeen: number[] = [];
   private readonly tokOff = new GrowI32(1024);
   private readonly dispCounts = new GrowU8(1024);
   private n = 0;
@@ -84,15 +91,22 @@ export class CodeSystemIndexBuilder {
     slots[i] = row + 1;
   }
 
-  private addWords(text: string): number {
+  /** Adds the words of a text to the current concept's; `all` keeps repeats (the display's words are read by
+   * position), else a word the concept already has is left out (a designation's: only whether a concept has a
+   * word counts, and SNOMED CT's fully specified names and synonyms mostly repeat the display's words). */
+  private addWords(text: string, all: boolean): number {
     const ws = tokenize(text);
+    const ord = this.n - 1;
     for (const w of ws) {
       let id = this.wordTmp.get(w);
       if (id === undefined) {
         id = this.tmpWords.length;
         this.wordTmp.set(w, id);
         this.tmpWords.push(w);
-      }
+        this.wordSeen.push(ord);
+      } else if (this.wordSeen[id] === ord) {
+        if (!all) continue;
+      } else this.wordSeen[id] = ord;
       this.tok.push(id);
     }
     return ws.length;
@@ -137,16 +151,12 @@ export class CodeSystemIndexBuilder {
       }
     }
     this.parentRawOff.push(this.parentRaw.n);
-    if (c.properties && c.properties.length > 0) {
-      this.properties.set(ord, c.properties);
-      for (const p of c.properties) this.propertyCodes.add(p.code);
-    }
-    const dn = display ? this.addWords(display) : 0;
+    this.properties.add(c.properties);
+    if (c.properties) for (const p of c.properties) this.propertyCodes.add(p.code);
+    const dn = display ? this.addWords(display, true) : 0;
     this.dispCounts.push(Math.min(dn, 255));
-    if (c.designations && c.designations.length > 0) {
-      this.designations.set(ord, c.designations);
-      for (const d of c.designations) if (d.value) this.addWords(d.value);
-    }
+    this.designations.add(c.designations);
+    if (c.designations) for (const d of c.designations) if (d.value) this.addWords(d.value, false);
     this.tokOff.push(this.tok.n);
   }
 
@@ -314,8 +324,9 @@ export class CodeSystemIndexBuilder {
       wordStart,
       prefixCount,
       statuses: this.statuses,
-      designations: this.designations,
-      properties: this.properties,
+      designations: this.designations.done(),
+      properties: this.properties.done(),
+      strings: this.strings.done(),
       propertyCodes: this.propertyCodes,
     });
   }

@@ -1,15 +1,20 @@
-// A code system index as one file: a JSON header (meta, words, the sparse maps, where each array is) and the typed
-// arrays themselves, 8-byte aligned. Reading it back is one file read plus views on its buffer: at a million
-// concepts ~0.1-0.3 s instead of reading a million rows and building (several seconds), so the first request after
-// a restart does not wait. The header's `stamp` (the CodeSystem's id/versionId/lastUpdated) says which stored
-// version it was built from; a file whose stamp differs is ignored and rebuilt.
+// A code system index as one file: a JSON header (meta, words, the statuses, where each array is) and the typed
+// arrays themselves (designations and properties as columns too), 8-byte aligned. Reading it back is one file read
+// plus views on its buffer: at a million concepts ~0.1-0.3 s instead of reading a million rows and building
+// (several seconds), so the first request after a restart does not wait. The header's `stamp` (the CodeSystem's
+// id/versionId/lastUpdated) says which stored version it was built from; a file whose stamp differs is ignored and
+// rebuilt.
 import fs from 'node:fs';
 import path from 'node:path';
 import { StringColumn } from './compact.js';
 import { CodeSystemIndex, type IndexParts, type TokenIds } from './code-system-index.js';
-import type { CodeSystemMeta, ConceptProperty, Designation } from './types.js';
+import type { DesignationKind } from './designation-columns.js';
+import { StringTable } from './string-table.js';
+import type { CodeSystemMeta } from './types.js';
 
-const MAGIC = 'CSIX0001';
+/** The format: 0001 kept designations and properties as JSON in the header (462 MB and ~15 s to read for SNOMED
+ * CT); 0002 keeps them as columns. A file of another format reads as absent, and is rebuilt. */
+const MAGIC = 'CSIX0002';
 const ARRAYS = [
   'codeBytes',
   'codeOff',
@@ -34,6 +39,20 @@ const ARRAYS = [
   'firstPost',
   'wordStart',
   'prefixCount',
+  'desOff',
+  'desKind',
+  'desValueBytes',
+  'desValueOff',
+  'desValuePresent',
+  'strBytes',
+  'strOff',
+  'strPresent',
+  'strSlots',
+  'propOff',
+  'propCode',
+  'propKind',
+  'propValue',
+  'propGroup',
 ] as const;
 type ArrayName = (typeof ARRAYS)[number];
 type Arr = Int32Array | Uint16Array | Uint8Array;
@@ -45,16 +64,20 @@ interface Header {
   words: string[];
   codesAscii: boolean;
   displaysAscii: boolean;
+  designationValuesAscii: boolean;
+  stringsAscii: boolean;
   statuses: Array<[number, string]>;
-  designations: Array<[number, Designation[]]>;
-  properties: Array<[number, ConceptProperty[]]>;
+  designationKinds: DesignationKind[];
   propertyCodes: string[];
-  /** The flags carry FLAG_DEFINITION (absent in files written before). */
+  /** The flags carry FLAG_DEFINITION. */
   definitionFlags?: boolean;
   arrays: Array<{ name: ArrayName; kind: 'i32' | 'u16' | 'u8'; offset: number; length: number }>;
 }
 
 function arraysOf(p: IndexParts): Record<ArrayName, Arr | undefined> {
+  const d = p.designations;
+  const s = p.strings.strings;
+  const q = p.properties;
   return {
     codeBytes: p.codes.bytes,
     codeOff: p.codes.off,
@@ -79,16 +102,24 @@ function arraysOf(p: IndexParts): Record<ArrayName, Arr | undefined> {
     firstPost: p.firstPost,
     wordStart: p.wordStart,
     prefixCount: p.prefixCount,
+    desOff: d.off,
+    desKind: d.kind,
+    desValueBytes: d.value.bytes,
+    desValueOff: d.value.off,
+    desValuePresent: d.value.present,
+    strBytes: s.bytes,
+    strOff: s.off,
+    strPresent: s.present,
+    strSlots: p.strings.slots,
+    propOff: q.off,
+    propCode: q.code,
+    propKind: q.kind,
+    propValue: q.value,
+    propGroup: q.group,
   };
 }
 
 const align8 = (n: number): number => (n + 7) & ~7;
-
-/** Stand-ins of the designations and properties in the header's JSON while the rest is stringified. */
-const SLICED_DESIGNATIONS = '\u0000designations\u0000';
-const SLICED_PROPERTIES = '\u0000properties\u0000';
-/** Entries stringified at a time. */
-const JSON_SLICE = 10_000;
 
 /** The file's bytes, as a list of buffers to write in order. */
 export function serializeIndex(index: CodeSystemIndex, stamp: string): Buffer[] {
@@ -103,9 +134,6 @@ export function serializeIndex(index: CodeSystemIndex, stamp: string): Buffer[] 
     layout.push({ name, kind, offset, length: a.length });
     offset = align8(offset + a.byteLength);
   }
-  // The designations and properties go into the JSON a slice at a time: one JSON.stringify of them all cost ~0.9 GB
-  // of string, plus two copies of its bytes, for SNOMED CT's ~1.6 million designations (and nears V8's longest
-  // string). The bytes are the same as JSON.stringify(header)'s.
   const header: Header = {
     stamp,
     meta: index.meta,
@@ -113,36 +141,20 @@ export function serializeIndex(index: CodeSystemIndex, stamp: string): Buffer[] 
     words: p.words,
     codesAscii: p.codes.ascii,
     displaysAscii: p.displays.ascii,
+    designationValuesAscii: p.designations.value.ascii,
+    stringsAscii: p.strings.strings.ascii,
     statuses: [...p.statuses],
-    designations: SLICED_DESIGNATIONS as never,
-    properties: SLICED_PROPERTIES as never,
+    designationKinds: p.designations.kinds,
     propertyCodes: [...p.propertyCodes],
     definitionFlags: p.definitionFlags,
     arrays: layout,
   };
-  const json: Buffer[] = [];
-  let rest = JSON.stringify(header);
-  for (const [marker, entries] of [
-    [SLICED_DESIGNATIONS, p.designations],
-    [SLICED_PROPERTIES, p.properties],
-  ] as const) {
-    const at = rest.indexOf(JSON.stringify(marker));
-    json.push(Buffer.from(rest.slice(0, at) + '[', 'utf8'));
-    const all = [...entries] as unknown[];
-    for (let i = 0; i < all.length; i += JSON_SLICE) {
-      const text = JSON.stringify(all.slice(i, i + JSON_SLICE));
-      json.push(Buffer.from((i > 0 ? ',' : '') + text.slice(1, -1), 'utf8'));
-    }
-    json.push(Buffer.from(']', 'utf8'));
-    rest = rest.slice(at + JSON.stringify(marker).length);
-  }
-  json.push(Buffer.from(rest, 'utf8'));
-  const jsonLength = json.reduce((n, b) => n + b.length, 0);
+  const json = Buffer.from(JSON.stringify(header), 'utf8');
   const pre = Buffer.alloc(12);
   pre.write(MAGIC, 0, 'latin1');
-  pre.writeUInt32LE(jsonLength, 8);
-  const padding = align8(12 + jsonLength) - (12 + jsonLength);
-  const out: Buffer[] = [pre, ...json];
+  pre.writeUInt32LE(json.length, 8);
+  const padding = align8(12 + json.length) - (12 + json.length);
+  const out: Buffer[] = [pre, json];
   if (padding > 0) out.push(Buffer.alloc(padding));
   let written = 0;
   for (const l of layout) {
@@ -189,7 +201,6 @@ export function deserializeIndex(
     ),
     codeSlots: i32('codeSlots'),
     lowerSlots: got.lowerSlots as Int32Array | undefined,
-    // Absent from a file written before codes were kept in order: no code-prefix matches until it is rebuilt.
     codeOrder: got.codeOrder as Int32Array | undefined,
     definitionFlags: header.definitionFlags === true,
     flags: u8('flags'),
@@ -208,8 +219,28 @@ export function deserializeIndex(
     wordStart: i32('wordStart'),
     prefixCount: i32('prefixCount'),
     statuses: new Map(header.statuses),
-    designations: new Map(header.designations),
-    properties: new Map(header.properties),
+    designations: {
+      off: i32('desOff'),
+      kind: got.desKind as Uint16Array | Int32Array,
+      value: new StringColumn(
+        u8('desValueBytes'),
+        i32('desValueOff'),
+        u8('desValuePresent'),
+        header.designationValuesAscii,
+      ),
+      kinds: header.designationKinds,
+    },
+    properties: {
+      off: i32('propOff'),
+      code: i32('propCode'),
+      kind: u8('propKind'),
+      value: i32('propValue'),
+      group: got.propGroup as Uint8Array | Int32Array,
+    },
+    strings: new StringTable(
+      new StringColumn(u8('strBytes'), i32('strOff'), u8('strPresent'), header.stringsAscii),
+      i32('strSlots'),
+    ),
     propertyCodes: new Set(header.propertyCodes),
   };
   return new CodeSystemIndex(meta ?? header.meta, parts);

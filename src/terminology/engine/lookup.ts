@@ -118,7 +118,7 @@ export async function lookupConcept(
     const own = index.display(ord);
     if (own && index.meta.language)
       out.push(designation({ language: index.meta.language, use: DISPLAY_USE, value: own }));
-    for (const d of index.designations.get(ord) ?? []) out.push(designation(d));
+    for (const d of index.designationsOf(ord)) out.push(designation(d));
     for (const sup of sups) {
       const o = sup.ordinalOf(code);
       if (o < 0) continue;
@@ -126,7 +126,7 @@ export async function lookupConcept(
       const supDisplay = sup.display(o);
       if (supDisplay)
         out.push(designation({ language: sup.meta.language, use: DISPLAY_USE, value: supDisplay }, source));
-      for (const d of sup.designations.get(o) ?? []) out.push(designation(d, source));
+      for (const d of sup.designationsOf(o)) out.push(designation(d, source));
     }
   }
 
@@ -143,12 +143,12 @@ export async function lookupConcept(
   }
   // The concept's own properties, and those its supplements give it, by code or uri (or `*`).
   const lists: Array<{ index: CodeSystemIndex; props: readonly ConceptProperty[] }> = [
-    { index, props: index.properties.get(ord) ?? [] },
+    { index, props: index.propertiesOf(ord) },
   ];
   for (const sup of sups) {
     const o = sup.ordinalOf(code);
-    const props = o >= 0 ? sup.properties.get(o) : undefined;
-    if (props) lists.push({ index: sup, props });
+    const props = o >= 0 ? sup.propertiesOf(o) : [];
+    if (props.length > 0) lists.push({ index: sup, props });
   }
   const seen = new Set<string>();
   for (const { index: from, props } of lists) {

@@ -77,7 +77,7 @@ export function filterPage(
     f.distinct.length > 0 &&
     (excludeMask & src.flagsUnion) === 0 &&
     (chooser === undefined ||
-      (src.designations.size === 0 && chooser.supplements.of(src.url).length === 0 && !chooser.langs)) &&
+      (!src.hasDesignations && chooser.supplements.of(src.url).length === 0 && !chooser.langs)) &&
     m.isWholeSystemInOrder()
   ) {
     return wholeSystemPage(src, f, need);
