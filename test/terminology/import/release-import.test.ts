@@ -306,6 +306,32 @@ describe('implicit value sets and ECL over the imported SNOMED CT', () => {
     expect(codes.slice(0, starting.length)).toEqual(starting);
     expect(starting).toEqual([...starting].sort());
   });
+
+  it('a later release beside the first: unversioned urls use the latest, a versioned url the one it names', async () => {
+    const date = '20250701';
+    const later = generateRf2(path.join(db.dir, 'rf2-later'), ['--date', date, '--concepts', '150']);
+    const r = await importCli(later.dir);
+    expect(r.code, r.stderr).toBe(0);
+    expect(await snomedVersions()).toBe(2);
+    const edition = `${SCT}/900000000000207008`;
+    const isa = async (url: string) => {
+      const res = await expandUrl(`${url}?fhir_vs=isa/404684003`, '&count=0');
+      expect(res.status, res.text).toBe(200);
+      const used = (res.body.expansion.parameter as Array<{ name: string; valueUri?: string }>).find(
+        (p) => p.name === 'used-codesystem',
+      );
+      return { total: res.body.expansion.total as number, used: used?.valueUri };
+    };
+    expect(await isa(SCT)).toEqual({
+      total: later.expected.counts.findingSubtree,
+      used: `${SCT}|${edition}/version/${date}`,
+    });
+    expect(await isa(`${edition}/version/${expected.date}`)).toEqual({
+      total: expected.counts.findingSubtree,
+      used: `${SCT}|${edition}/version/${expected.date}`,
+    });
+    expect(later.expected.counts.findingSubtree).not.toBe(expected.counts.findingSubtree);
+  }, 120_000);
 });
 
 describe('npm run import of a LOINC release', () => {

@@ -20,15 +20,26 @@ export interface Rf2Samples {
     inactive: { code: string; display: string };
   };
   refsets: Record<string, number>;
-  counts: { concepts: number; active: number; inactive: number };
+  counts: { concepts: number; active: number; inactive: number; findingSubtree: number };
 }
 
-/** Generates the small release into a new temporary folder: its path and samples. */
-export function generateRf2(into = fs.mkdtempSync(path.join(os.tmpdir(), 'rf2-'))): {
+/** Generates the small release into a new temporary folder: its path and samples. `args`: more generator options
+ * (`--date`, `--concepts`). */
+export function generateRf2(
+  into = fs.mkdtempSync(path.join(os.tmpdir(), 'rf2-')),
+  args: string[] = [],
+): {
   dir: string;
   expected: Rf2Samples;
 } {
-  execFileSync(process.execPath, [path.join(ROOT, 'scripts/gen-rf2.mjs'), '--out', into, '--size', 'test']);
+  execFileSync(process.execPath, [
+    path.join(ROOT, 'scripts/gen-rf2.mjs'),
+    '--out',
+    into,
+    '--size',
+    'test',
+    ...args,
+  ]);
   const expected = JSON.parse(fs.readFileSync(path.join(into, 'expected.json'), 'utf8')) as Rf2Samples;
   fs.rmSync(path.join(into, 'expected.json'));
   return { dir: into, expected };
