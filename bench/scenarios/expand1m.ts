@@ -7,9 +7,9 @@ import path from 'node:path';
 import type { Bench } from '../lib/bench.js';
 import { describe, request, signIn } from '../lib/client.js';
 import { eachPathOnce, measure, type LoadResult } from '../lib/load.js';
-import { freshDataDir, rssMiB, startFhirServer, type Proc, type ServerDb } from '../lib/procs.js';
+import { rssMiB, startFhirServer, type Proc, type ServerDb } from '../lib/procs.js';
 import { fmt } from '../lib/report.js';
-import { peakMiB, runImport } from '../lib/import.js';
+import { importTarget, peakMiB, runImport } from '../lib/import.js';
 import { loopNote, oneAtATime } from '../lib/one-at-a-time.js';
 
 const SECTION = '$expand 1M';
@@ -200,22 +200,8 @@ export async function expand1mScenario(
   const expected = JSON.parse(fs.readFileSync(path.join(dataDir, 'expected.json'), 'utf8')) as Expected;
   const csFile = path.join(dataDir, 'CodeSystem-synthetic-bench.json');
   const vsFile = path.join(dataDir, 'ValueSet-synthetic-bench-all.json');
-  // One data folder for every start and the import, as on a real instance (on PostgreSQL it holds only the index
-  // files).
-  const ownData = freshDataDir();
-  const sdb: ServerDb = { ...db, dataDir: ownData };
-  // The server creates the database, the admin and its project; the embedded database is single-process, so it
-  // is stopped for the import, as a user would.
-  let server: Proc = await startFhirServer('A', sdb, { LOAD_CORE_TERMINOLOGY: 'false' });
-  await signIn(server.base);
-  await server.stop();
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    LOG_LEVEL: 'warn',
-    DATABASE_URL: db.kind === 'postgres' ? db.databaseUrl : undefined,
-    DATABASE_SCHEMA: db.kind === 'postgres' ? db.schema : undefined,
-    DATA_DIR: ownData,
-  };
+  const { sdb, env, ownData } = await importTarget(db);
+  let server: Proc | undefined;
   try {
     process.stderr.write(`  ${db.kind} ${SECTION}: npm run import (1M) ...`);
     const imp = await runImport(db, env, [csFile, '--shared']);
@@ -252,9 +238,10 @@ export async function expand1mScenario(
     await new Promise((r) => setTimeout(r, 1000));
     const rssStart = server.rssMiB() ?? 0;
     const base = `${server.base}fhir/R4/ValueSet/$expand?url=${encodeURIComponent(expected.vsUrl)}`;
-    const rel = (q: string) => `${base.slice(server.base.length)}${q}`;
+    const { base: origin, pid } = server;
+    const rel = (q: string) => `${base.slice(origin.length)}${q}`;
     let peakDuring = 0;
-    const poll = setInterval(() => (peakDuring = Math.max(peakDuring, rssMiB(server.pid) ?? 0)), 20);
+    const poll = setInterval(() => (peakDuring = Math.max(peakDuring, rssMiB(pid) ?? 0)), 20);
     const first = await request(server.base, 'GET', rel('&filter=heart&count=20'), { token });
     clearInterval(poll);
     peakDuring = Math.max(peakDuring, server.rssMiB() ?? 0);
@@ -344,7 +331,7 @@ export async function expand1mScenario(
       again.status === 200 && again.ms < 1000 ? 'PASS' : 'FAIL',
     );
   } finally {
-    await server.stop();
+    await server?.stop();
     fs.rmSync(ownData, { recursive: true, force: true });
   }
 }

@@ -9,9 +9,9 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import type { Bench } from '../lib/bench.js';
 import { describe, request, signIn } from '../lib/client.js';
-import { peakMiB, runImport } from '../lib/import.js';
+import { importTarget, peakMiB, runImport } from '../lib/import.js';
 import { loopNote, oneAtATime, type LoopResult } from '../lib/one-at-a-time.js';
-import { freshDataDir, ROOT, startFhirServer, type Proc, type ServerDb } from '../lib/procs.js';
+import { ROOT, startFhirServer, type Proc, type ServerDb } from '../lib/procs.js';
 import { fmt } from '../lib/report.js';
 
 const SECTION = 'SNOMED CT';
@@ -96,20 +96,8 @@ function loopRow(bench: Bench, name: string, r: LoopResult, goalMs: number, goal
 export async function snomedScenario(bench: Bench, db: ServerDb, dir: string): Promise<void> {
   const releaseDir = path.join(dir, 'rf2');
   const expected = JSON.parse(fs.readFileSync(path.join(releaseDir, 'expected.json'), 'utf8')) as Expected;
-  const ownData = freshDataDir();
-  const sdb: ServerDb = { ...db, dataDir: ownData };
-  // The server creates the database and the admin's project; the embedded database is single-process, so the
-  // server is stopped for the import, as a user would.
-  let server: Proc = await startFhirServer('A', sdb, { LOAD_CORE_TERMINOLOGY: 'false' });
-  await signIn(server.base);
-  await server.stop();
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    LOG_LEVEL: 'warn',
-    DATABASE_URL: db.kind === 'postgres' ? db.databaseUrl : undefined,
-    DATABASE_SCHEMA: db.kind === 'postgres' ? db.schema : undefined,
-    DATA_DIR: ownData,
-  };
+  const { sdb, env, ownData } = await importTarget(db);
+  let server: Proc | undefined;
   try {
     process.stderr.write(`  ${db.kind} ${SECTION}: npm run import (RF2, International size) ...`);
     const imp = await runImport(db, env, [releaseDir, '--shared']);
@@ -144,7 +132,8 @@ export async function snomedScenario(bench: Bench, db: ServerDb, dir: string): P
     const vs = (url: string) => `${fhir}ValueSet/$expand?url=${encodeURIComponent(url)}`;
     const isa = vs(`${SCT}?fhir_vs=isa/${FINDING}`);
     const ecl = (e: string) => vs(`${SCT}?fhir_vs=ecl/${encodeURIComponent(e)}`);
-    const rel = (u: string) => u.slice(server.base.length);
+    const origin = server.base;
+    const rel = (u: string) => u.slice(origin.length);
 
     const first = await request(server.base, 'GET', rel(`${isa}&count=20`), { token });
     const total = first.body?.expansion?.total;
@@ -288,7 +277,7 @@ export async function snomedScenario(bench: Bench, db: ServerDb, dir: string): P
       loinc.ms < 30_000 ? 'PASS' : 'FAIL',
     );
   } finally {
-    await server.stop();
+    await server?.stop();
     fs.rmSync(ownData, { recursive: true, force: true });
   }
 }
