@@ -59,11 +59,11 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   // Port 0 (tests): bind first, so the frozen config (BASE_URL's default included) names the real port. Nobody
   // can connect before startServer returns the port; a fixed port is bound last, when everything is ready.
   const bindEarly = requested.port === 0;
+  if (bindEarly) await listen(0);
   // Until the server listens, nothing may keep the event loop alive between two awaits (PGlite's statements run
   // synchronously). Node then waits, before going on, for every background task of V8 to end: the WebAssembly
   // tier-up of PGlite's PostgreSQL held each start for 0.2-0.4 s (docs/performance.md, Start and memory).
   const keepLoopAlive = setInterval(() => {}, 60_000);
-  if (bindEarly) await listen(0);
   try {
     const config = bindEarly
       ? load({ ...opts.config, port: (server.address() as AddressInfo).port })
