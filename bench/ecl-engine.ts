@@ -13,17 +13,15 @@ import {
 } from '../src/terminology/engine/index.js';
 import { relationsOf } from '../src/terminology/engine/ecl/index.js';
 import { generateSnomed, SCT } from '../test/terminology/engine/ecl/fixture.js';
+import { mib, ms, p50, series as expansionSeries } from './lib/in-process.js';
 
 const N = 370_000;
 const SUBTREE = 120_000;
-const mib = (b: number): string => `${(b / 1048576).toFixed(0)} MiB`;
 const mem = (): number => {
   global.gc?.();
   const m = process.memoryUsage();
   return m.heapUsed + m.arrayBuffers;
 };
-const p50 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const ms = (x: number): string => `${x.toFixed(x < 10 ? 2 : 0)} ms`;
 
 const m0 = mem();
 let t = performance.now();
@@ -81,18 +79,9 @@ async function expandUrl(url: string, filter?: string): Promise<{ ms: number; to
   return { ms: performance.now() - t0, total: out.expansion.total };
 }
 
-async function series(label: string, urls: string[], repeat: number): Promise<void> {
-  const first = await expandUrl(urls[0]);
-  const cold: number[] = [];
-  for (const u of urls.slice(1)) cold.push((await expandUrl(u)).ms);
-  const warm: number[] = [];
-  for (let i = 0; i < repeat; i++) warm.push((await expandUrl(urls[0])).ms);
-  console.log(
-    `${label}: first ${ms(first.ms)} (total ${first.total})` +
-      (cold.length ? `, other new expressions p50 ${ms(p50(cold))} (${cold.length})` : '') +
-      `, repeated p50 ${ms(p50(warm))} (${repeat})`,
-  );
-}
+/** A series of expansions (bench/lib/in-process.ts) on this index. */
+const series = (label: string, urls: string[], repeat: number): Promise<void> =>
+  expansionSeries(label, urls, repeat, expandUrl);
 
 const ecl = (e: string): string => `${SCT}?fhir_vs=ecl/${encodeURIComponent(e)}`;
 const sub = data.codes.slice(2, 40);

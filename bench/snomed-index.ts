@@ -26,15 +26,13 @@ import {
 } from '../src/terminology/engine/index.js';
 import { folderFiles } from '../src/terminology/import/release/folder.js';
 import { rf2Format } from '../src/terminology/import/rf2/format.js';
+import { mib, ms, p50, series as expansionSeries } from './lib/in-process.js';
 
 const SCT = 'http://snomed.info/sct';
 const FINDING = '404684003';
 const SITE = '363698007';
 const STAMP = 'bench';
 const here = path.dirname(fileURLToPath(import.meta.url));
-const mib = (b: number): string => `${(b / 1048576).toFixed(0)} MiB`;
-const ms = (x: number): string => `${x.toFixed(x < 10 ? 2 : 0)} ms`;
-const p50 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const argv = process.argv.slice(2);
 const arg = (name: string): string | undefined => {
@@ -117,18 +115,8 @@ async function load(): Promise<void> {
     digest.update(JSON.stringify(rest));
     return { ms: took, total: out.expansion.total };
   };
-  const series = async (label: string, urls: string[], repeat: number): Promise<void> => {
-    const first = await expand(urls[0]);
-    const cold: number[] = [];
-    for (const u of urls.slice(1)) cold.push((await expand(u)).ms);
-    const warm: number[] = [];
-    for (let i = 0; i < repeat; i++) warm.push((await expand(urls[0])).ms);
-    console.log(
-      `${label}: first ${ms(first.ms)} (total ${first.total})` +
-        (cold.length ? `, other new p50 ${ms(p50(cold))} (${cold.length})` : '') +
-        `, repeated p50 ${ms(p50(warm))}`,
-    );
-  };
+  const series = (label: string, urls: string[], repeat: number): Promise<void> =>
+    expansionSeries(label, urls, repeat, expand);
   const ecl = (e: string): string => `${SCT}?fhir_vs=ecl/${encodeURIComponent(e)}`;
   // The first concepts (document order) below a concept: operands and attribute values.
   const below = (code: string, n = 20): string[] => {
