@@ -1,7 +1,10 @@
 // Process entry: config -> database -> app -> listen; graceful shutdown on SIGTERM/SIGINT.
 import { nodeEnvDefaulted } from './production-env.js';
 import { preloadPGlite } from './db/pglite-preload.js';
+import { limitStartHeap } from './start-heap.js';
 
+// Before anything large loads: what the start allocates must not size the heap for the rest of the run.
+const startDone = limitStartHeap();
 // On the embedded database, PGlite's WebAssembly is read and compiled while the server's modules load.
 if (!process.env.DATABASE_URL) preloadPGlite();
 const { ConfigError } = await import('./config.js');
@@ -18,6 +21,7 @@ const running = await startServer({ env: process.env, productionDefaulted: nodeE
     throw err;
   },
 );
+startDone();
 const { logger, config } = running.services;
 logger.info({ url: config.baseUrl, database: running.services.db.kind }, `listening on port ${config.port}`);
 

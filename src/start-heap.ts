@@ -1,0 +1,38 @@
+// What a start leaves resident (issue 27; docs/performance.md, Start and memory). Two V8 settings, made before the
+// server's modules load:
+// - One background task compiles WebAssembly. PGlite's PostgreSQL tiers its hot functions up to TurboFan on V8's
+//   worker threads as it starts; each job holds megabytes of compiler memory, freed when it ends but kept by glibc's
+//   allocator (V8's malloc peak 75-90 MiB at a start with a task per core; ~30 MiB with one). The main thread runs
+//   PGlite, so more tasks only finish the tier-up sooner on a machine with cores to spare.
+// - The young generation does not grow during the start. Loading the modules is a burst of long-lived allocation
+//   that V8 reads as a reason to grow it to its 32 MiB maximum, where it stays until the memory reducer runs (~16 s
+//   after an idle start). Growth is allowed again once the server listens, so load sizes it as before.
+// Both are read by V8 each time it uses them, so setting them at run time takes effect; an operator's own value (on
+// the command line or in NODE_OPTIONS) is left alone.
+import v8 from 'node:v8';
+
+const TASKS_FLAG = '--wasm-num-compilation-tasks';
+const GROWTH_FLAG = '--semi-space-growth-factor';
+/** V8's default growth factor (Node 20 to 24). */
+const DEFAULT_GROWTH = 2;
+
+/** True when the operator set the flag for this process (command line or NODE_OPTIONS). */
+function operatorSet(flag: string, argv: readonly string[], nodeOptions: string): boolean {
+  const name = flag.slice(2);
+  // V8 accepts both spellings of a flag's words.
+  const spellings = [name, name.replace(/-/g, '_')];
+  const given = [...argv, ...nodeOptions.split(/\s+/)];
+  return given.some((a) => spellings.some((s) => a === `--${s}` || a.startsWith(`--${s}=`)));
+}
+
+/** Applies the start's settings; returns the function that allows the young generation to grow again (call it
+ * once the server listens). */
+export function limitStartHeap(
+  argv: readonly string[] = process.execArgv,
+  nodeOptions: string = process.env.NODE_OPTIONS ?? '',
+): () => void {
+  if (!operatorSet(TASKS_FLAG, argv, nodeOptions)) v8.setFlagsFromString(`${TASKS_FLAG}=1`);
+  if (operatorSet(GROWTH_FLAG, argv, nodeOptions)) return () => {};
+  v8.setFlagsFromString(`${GROWTH_FLAG}=1`);
+  return () => v8.setFlagsFromString(`${GROWTH_FLAG}=${DEFAULT_GROWTH}`);
+}
