@@ -195,10 +195,19 @@ export const TOPICS = [
       {
         env: 'PASSWORD_HASH_COST',
         key: 'passwordHashCost',
-        read: int(17, { min: 10, max: 20 }),
+        read: int(15, { min: 10, max: 20 }),
         doc:
-          "log2 of scrypt's N for password hashes (17 = 128 MiB per hash). Lower only for tests; older hashes " +
-          'are upgraded at the next sign-in',
+          "log2 of scrypt's N for password hashes (r = 8): 15 = 32 MiB per hash. With `PASSWORD_HASH_PARALLELISM` " +
+          "3, one of OWASP's equivalents of its scrypt minimum (N=2^17, p=1: 128 MiB). Lower only for tests; a " +
+          'hash made with other parameters is replaced at the next sign-in',
+      },
+      {
+        env: 'PASSWORD_HASH_PARALLELISM',
+        key: 'passwordHashParallelism',
+        read: int(3, { min: 1, max: 16 }),
+        doc:
+          "scrypt's p for password hashes: the work of a hash grows with it, its memory does not (OWASP: N=2^16 " +
+          'with p=2, 2^15 with 3, 2^14 with 5)',
       },
       {
         env: 'PASSWORD_MIN_LENGTH',

@@ -4,7 +4,7 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { PasswordHasher } from '../../src/auth/passwords.js';
+import { passwordHasher } from '../../src/auth/passwords.js';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -110,12 +110,14 @@ describe('client secret throttling', () => {
 });
 
 describe('password hashing cost', () => {
-  it('the production default is scrypt N=2^17 (PASSWORD_HASH_COST unset), with bounded concurrency', async () => {
-    const saved = process.env.PASSWORD_HASH_COST;
+  it('the production default is scrypt N=2^15, r=8, p=3 (OWASP: as strong as N=2^17, p=1, in a quarter of the memory), with bounded concurrency', async () => {
+    const saved = [process.env.PASSWORD_HASH_COST, process.env.PASSWORD_HASH_PARALLELISM];
     delete process.env.PASSWORD_HASH_COST;
+    delete process.env.PASSWORD_HASH_PARALLELISM;
     try {
       const config = loadConfig(process.env);
-      expect(config.passwordHashCost).toBe(17);
+      expect(config.passwordHashCost).toBe(15);
+      expect(config.passwordHashParallelism).toBe(3);
       expect(config.passwordHashConcurrency).toBe(2);
       expect(config.loginThrottle).toEqual({
         perSubjectAndAddress: 5,
@@ -123,24 +125,28 @@ describe('password hashing cost', () => {
         perSubject: 20,
         windowSec: 900,
       });
-      const hash = await new PasswordHasher({
-        cost: config.passwordHashCost,
-        concurrency: 1,
-        maxQueue: 1,
-      }).hash('x'.repeat(12));
-      expect(hash).toMatch(/^scrypt\$131072\$8\$1\$/);
+      const hasher = passwordHasher({ ...config, passwordHashConcurrency: 1 });
+      const hash = await hasher.hash('x'.repeat(12));
+      expect(hash).toMatch(/^scrypt\$32768\$8\$3\$/);
+      expect(await hasher.verify('x'.repeat(12), hash)).toEqual({ ok: true, rehash: false });
     } finally {
-      if (saved !== undefined) process.env.PASSWORD_HASH_COST = saved;
+      if (saved[0] !== undefined) process.env.PASSWORD_HASH_COST = saved[0];
+      if (saved[1] !== undefined) process.env.PASSWORD_HASH_PARALLELISM = saved[1];
     }
   }, 90_000);
 
-  it('an older, cheaper hash is replaced at the next sign-in, transparently', async () => {
-    // Upgraded to the server's cost (15 here, to spare the shared test machine; the default 17 is asserted above).
+  it('a hash made with other parameters is replaced at the next sign-in, transparently', async () => {
+    // Replaced with the server's parameters (N=2^15 and p=1 here, to spare the shared test machine).
     await withTestServer({ config: { passwordHashCost: 15 } }, async (strong) => {
-      // The admin's hash as the previous release stored it: N=2^14.
+      // The admin's hash as the previous release stored it by default: N=2^17, p=1 (128 MiB).
       const salt = crypto.randomBytes(16);
-      const old = crypto.scryptSync(ADMIN_PASSWORD, salt, 32, { N: 16384, r: 8, p: 1 });
-      const oldHash = ['scrypt', 16384, 8, 1, salt.toString('base64url'), old.toString('base64url')].join(
+      const old = crypto.scryptSync(ADMIN_PASSWORD, salt, 32, {
+        N: 131072,
+        r: 8,
+        p: 1,
+        maxmem: 256 * 1024 * 1024,
+      });
+      const oldHash = ['scrypt', 131072, 8, 1, salt.toString('base64url'), old.toString('base64url')].join(
         '$',
       );
       await strong.services.db.prisma.user.update({

@@ -90,6 +90,9 @@ export function serverProcessEnv(opts: {
     LOG_LEVEL: 'warn',
     // The test cost (see setup.ts): child processes get a clean environment.
     ...(process.env.PASSWORD_HASH_COST ? { PASSWORD_HASH_COST: process.env.PASSWORD_HASH_COST } : {}),
+    ...(process.env.PASSWORD_HASH_PARALLELISM
+      ? { PASSWORD_HASH_PARALLELISM: process.env.PASSWORD_HASH_PARALLELISM }
+      : {}),
     ...opts.env,
   };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];

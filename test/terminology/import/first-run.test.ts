@@ -66,6 +66,9 @@ describe('import CLI on a database the server never started on', () => {
       CLIENT_ID,
       CLIENT_SECRET,
       ...(process.env.PASSWORD_HASH_COST ? { PASSWORD_HASH_COST: process.env.PASSWORD_HASH_COST } : {}),
+      ...(process.env.PASSWORD_HASH_PARALLELISM
+        ? { PASSWORD_HASH_PARALLELISM: process.env.PASSWORD_HASH_PARALLELISM }
+        : {}),
       ...(onPostgres
         ? { DATABASE_URL: process.env.TEST_DATABASE_URL, DATABASE_SCHEMA: db.schema }
         : { DATA_DIR: db.dataDir }),
