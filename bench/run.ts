@@ -208,11 +208,18 @@ async function runDatabase(
   await startRows(bench, server, 'start (empty database)', info);
   try {
     const session = await signIn(server.base);
-    if (want('auth')) await authScenarios(bench, server, session.accessToken);
-    if (want('revocation')) await revocationScenarios(bench, server, db);
-    if (want('expand')) await expandScenarios(bench, server, session.accessToken, dataDir);
-    if (want('termops')) await terminologyOpsScenarios(bench, server, session.accessToken, dataDir);
-    if (want('bots')) await botScenarios(bench, server, session.accessToken);
+    // Each section's peak so far (VmHWM only rises): which one sets the run's peak.
+    const peaks: string[] = [];
+    const section = async (name: string, run: () => Promise<void>) => {
+      if (!want(name)) return;
+      await run();
+      peaks.push(`${name} ${server.peakRssMiB() ?? '?'}`);
+    };
+    await section('auth', () => authScenarios(bench, server, session.accessToken));
+    await section('revocation', () => revocationScenarios(bench, server, db));
+    await section('expand', () => expandScenarios(bench, server, session.accessToken, dataDir));
+    await section('termops', () => terminologyOpsScenarios(bench, server, session.accessToken, dataDir));
+    await section('bots', () => botScenarios(bench, server, session.accessToken));
     // A last check that the server survived the run.
     const me = await graphqlRequest(server.base, session.accessToken, ME_MIN);
     if (me.status !== 200)
@@ -224,7 +231,7 @@ async function runDatabase(
       section: 'server',
       name: 'peak RSS during the run (VmHWM)',
       status: 'ok',
-      note: `${peak} MiB (goal < ${GOAL_LOAD_RSS_MIB} MiB under the quick bench's load)`,
+      note: `${peak} MiB (goal < ${GOAL_LOAD_RSS_MIB} MiB under the quick bench's load); after each section: ${peaks.join(', ')} MiB`,
     });
     if (peak !== undefined)
       bench.goal(
