@@ -1,10 +1,11 @@
 // Process entry: config -> database -> app -> listen; graceful shutdown on SIGTERM/SIGINT.
 import { nodeEnvDefaulted } from './production-env.js';
 import { preloadPGlite } from './db/pglite-preload.js';
-import { limitStartHeap } from './start-heap.js';
+import { applyHeapSettings } from './heap-settings.js';
 
-// Before anything large loads: what the start allocates must not size the heap for the rest of the run.
-const startDone = limitStartHeap();
+// Before anything large loads: what the start allocates must not size the heap for the rest of the run, nor a
+// burst of requests the old generation (src/heap-settings.ts).
+const startDone = applyHeapSettings();
 // On the embedded database, PGlite's WebAssembly is read and compiled while the server's modules load.
 if (!process.env.DATABASE_URL) preloadPGlite();
 const { ConfigError } = await import('./config.js');

@@ -1,4 +1,4 @@
-// The start's heap settings (src/start-heap.ts), in a child process: they change V8 flags for the whole process.
+// The server's heap settings (src/heap-settings.ts), in a child process: they change V8 flags for the whole process.
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 
@@ -7,11 +7,11 @@ import { describe, expect, it } from 'vitest';
 function youngGeneration(argv: string[]): { during: number; after: number } {
   const script = `
     const v8 = await import('node:v8');
-    const { limitStartHeap } = await import('./src/start-heap.ts');
+    const { applyHeapSettings } = await import('./src/heap-settings.ts');
     const young = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 1048576;
     const kept = [];
     const burst = () => { for (let i = 0; i < 600000; i++) kept.push({ i, s: 'x' + i }); };
-    const done = limitStartHeap(${JSON.stringify(argv)}, '');
+    const done = applyHeapSettings(${JSON.stringify(argv)}, '');
     burst();
     const during = young();
     done();
@@ -25,7 +25,7 @@ function youngGeneration(argv: string[]): { during: number; after: number } {
   return JSON.parse(r.stdout) as { during: number; after: number };
 }
 
-describe('limitStartHeap', () => {
+describe('applyHeapSettings', () => {
   it('keeps the young generation at its initial size until the server listens, then lets it grow', () => {
     const { during, after } = youngGeneration([]);
     // V8's initial young generation is a few MiB; a burst like this one grows it to 16-32 MiB without the limit.
