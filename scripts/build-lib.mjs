@@ -5,6 +5,8 @@ import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Buffer } from 'node:buffer';
+import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** Repository root. */
@@ -117,6 +119,7 @@ export async function build({ log = (m) => process.stderr.write(`build: ${m}\n`)
   fs.writeFileSync(path.join(DIST, 'package.json'), '{ "type": "module" }\n');
   const vendorMs = await vendor(esbuild);
   log(`${VENDORED.length} packages -> dist/vendor/ in ${vendorMs} ms`);
+  prismaCompilerAsFile(log);
   // The HL7 isolate script, built once here instead of at every start (bundle.js reads it when present).
   const bundle = await import(pathToFileURL(path.join(DIST, 'bots', 'hl7', 'bundle.js')).href);
   fs.writeFileSync(path.join(DIST, 'bots', 'hl7', HL7_SCRIPT), await bundle.hl7IsolateSource());
@@ -205,6 +208,49 @@ async function vendor(esbuild) {
     if (out !== src) fs.writeFileSync(full, out);
   }
   return Date.now() - t0;
+}
+
+/** Where the Prisma client reads its query compiler's WebAssembly. */
+const PRISMA_CLIENT_JS = path.join(DIST, 'generated', 'prisma', 'internal', 'class.js');
+/** The generated client imports the module as a base64 string in a JavaScript module. */
+const PRISMA_WASM_LINES = [
+  'const { wasm } = await import("@prisma/client/runtime/query_compiler_bg.postgresql.wasm-base64.mjs");',
+  'return await decodeBase64AsWasm(wasm);',
+];
+/** The query compiler's file in dist/vendor/. */
+export const PRISMA_WASM_FILE = 'query_compiler_bg.postgresql.wasm';
+
+/** Writes the Prisma query compiler's WebAssembly (shipped only as base64 in a JavaScript module) to
+ * dist/vendor/ as a file, and points the built client at it: the 2.5 MB string and the module's source stayed
+ * resident in every server (~6-8 MiB of RSS), and the file compiles off the main thread (`WebAssembly.compile`)
+ * where the client decoded and compiled it on it. Line for line, so the source map still fits. A client generated
+ * otherwise (another Prisma version) is left as it is, with a warning. */
+function prismaCompilerAsFile(log) {
+  const js = fs.readFileSync(PRISMA_CLIENT_JS, 'utf8');
+  if (!PRISMA_WASM_LINES.every((l) => js.includes(l))) {
+    log('warning: the Prisma client loads its query compiler otherwise; left as generated');
+    return;
+  }
+  const base64 = path.join(
+    ROOT,
+    'node_modules',
+    '@prisma',
+    'client',
+    'runtime',
+    'query_compiler_bg.postgresql.wasm-base64.js',
+  );
+  const { wasm } = createRequire(import.meta.url)(base64);
+  fs.writeFileSync(path.join(DIST, 'vendor', PRISMA_WASM_FILE), Buffer.from(wasm, 'base64'));
+  const file = `new URL(${JSON.stringify(`../../../vendor/${PRISMA_WASM_FILE}`)}, import.meta.url)`;
+  fs.writeFileSync(
+    PRISMA_CLIENT_JS,
+    js
+      .replace(
+        PRISMA_WASM_LINES[0],
+        `const wasm = await (await import("node:fs/promises")).readFile(${file});`,
+      )
+      .replace(PRISMA_WASM_LINES[1], 'return await WebAssembly.compile(wasm);'),
+  );
 }
 
 /** The embedded database's templates (src/pglite-template-cli.ts), in a child process: initdb holds ~900 MB at
