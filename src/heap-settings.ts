@@ -12,8 +12,8 @@
 //   from ~45 MiB live to 120-130 MiB before each full collection, RSS under the quick bench from ~230 to 480-500 MiB
 //   (350-360 with 1.5). A full collection is concurrent marking and a few milliseconds of pause, now every few
 //   seconds under load instead of every ten.
-// Each is read by V8 when it is used, so setting it at run time takes effect; an operator's own value (on the command
-// line or in NODE_OPTIONS) is left alone.
+// Each is read by V8 when it is used, so setting it at run time takes effect; an operator's own value on the command
+// line is left alone (Node refuses these flags in NODE_OPTIONS).
 import v8 from 'node:v8';
 
 const TASKS_FLAG = '--wasm-num-compilation-tasks';
@@ -24,25 +24,20 @@ export const OLD_GROWTH_PERCENT = 50;
 /** V8's default growth factor (Node 20 to 24). */
 const DEFAULT_GROWTH = 2;
 
-/** True when the operator set the flag for this process (command line or NODE_OPTIONS). */
-function operatorSet(flag: string, argv: readonly string[], nodeOptions: string): boolean {
+/** True when the operator set the flag for this process on the command line. */
+function operatorSet(flag: string, argv: readonly string[]): boolean {
   const name = flag.slice(2);
   // V8 accepts both spellings of a flag's words.
   const spellings = [name, name.replace(/-/g, '_')];
-  const given = [...argv, ...nodeOptions.split(/\s+/)];
-  return given.some((a) => spellings.some((s) => a === `--${s}` || a.startsWith(`--${s}=`)));
+  return argv.some((a) => spellings.some((s) => a === `--${s}` || a.startsWith(`--${s}=`)));
 }
 
 /** Applies the settings; returns the function that allows the young generation to grow again (call it once the
  * server listens). */
-export function applyHeapSettings(
-  argv: readonly string[] = process.execArgv,
-  nodeOptions: string = process.env.NODE_OPTIONS ?? '',
-): () => void {
-  if (!operatorSet(TASKS_FLAG, argv, nodeOptions)) v8.setFlagsFromString(`${TASKS_FLAG}=1`);
-  if (!operatorSet(OLD_GROWTH_FLAG, argv, nodeOptions))
-    v8.setFlagsFromString(`${OLD_GROWTH_FLAG}=${OLD_GROWTH_PERCENT}`);
-  if (operatorSet(GROWTH_FLAG, argv, nodeOptions)) return () => {};
+export function applyHeapSettings(argv: readonly string[] = process.execArgv): () => void {
+  if (!operatorSet(TASKS_FLAG, argv)) v8.setFlagsFromString(`${TASKS_FLAG}=1`);
+  if (!operatorSet(OLD_GROWTH_FLAG, argv)) v8.setFlagsFromString(`${OLD_GROWTH_FLAG}=${OLD_GROWTH_PERCENT}`);
+  if (operatorSet(GROWTH_FLAG, argv)) return () => {};
   v8.setFlagsFromString(`${GROWTH_FLAG}=1`);
   return () => v8.setFlagsFromString(`${GROWTH_FLAG}=${DEFAULT_GROWTH}`);
 }

@@ -11,7 +11,7 @@ function youngGeneration(argv: string[]): { during: number; after: number } {
     const young = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 1048576;
     const kept = [];
     const burst = () => { for (let i = 0; i < 600000; i++) kept.push({ i, s: 'x' + i }); };
-    const done = applyHeapSettings(${JSON.stringify(argv)}, '');
+    const done = applyHeapSettings(${JSON.stringify(argv)});
     burst();
     const during = young();
     done();
