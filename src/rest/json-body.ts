@@ -136,6 +136,8 @@ export function jsonBodyParser(opts: {
         try {
           checkJsonBytes(buf, opts.maxDepth);
           req.body = JSON.parse(buf.toString('utf8'));
+          // The bytes stay with the request: a route may key a cached answer by them.
+          req.rawBody = buf;
         } catch (e) {
           next(e instanceof BodyError ? e : parseFailed(e));
           return;

@@ -16,7 +16,8 @@ export function sendFhir(res: Response, status: number, body: unknown): void {
   sendBytes(res, status, Buffer.from(JSON.stringify(body)));
 }
 
-function sendBytes(res: Response, status: number, bytes: Buffer): void {
+/** Sends FHIR JSON already serialized. */
+export function sendBytes(res: Response, status: number, bytes: Buffer): void {
   res.statusCode = status;
   res.setHeader('Content-Type', FHIR_JSON);
   res.setHeader('Content-Length', bytes.length);

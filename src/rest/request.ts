@@ -12,6 +12,8 @@ declare global {
       principal?: Principal | null;
       /** The bearer token that authenticated this request. */
       token?: string;
+      /** A JSON body's bytes as received (small bodies, parsed in one go; see json-body.ts). */
+      rawBody?: Buffer;
       /** The application, as the HTTP layer sees it (set once per request). */
       api: HttpApi;
     }

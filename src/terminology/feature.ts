@@ -44,7 +44,7 @@ export function terminologyFeature({ config, db, logger, dataDir, large }: Featu
           },
     ),
     capabilities: TERMINOLOGY_CAPABILITIES,
-    routes: terminologyRoutes,
+    routes: terminologyRoutes(service),
     async start() {
       await service.start();
       if (config.loadCoreTerminology) {

@@ -1,7 +1,7 @@
 // The FHIR terminology operations over REST: ValueSet/$expand, CodeSystem/$lookup, CodeSystem/$subsumes,
 // ValueSet/$validate-code and CodeSystem/$validate-code (type and instance level, GET and POST Parameters). Each request is read with its operation's parameter table
 // (operation-input.ts) into the variables of the operation's GraphQL query, which the terminology service answers.
-import type { IRouter, RequestHandler } from 'express';
+import type { IRouter, Request, RequestHandler } from 'express';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { badRequest } from '../core/errors.js';
 import { runOperation } from '../graphql/executor.js';
@@ -10,9 +10,11 @@ import type { FeatureRoutes } from '../rest/app.js';
 import type { HttpApi } from '../rest/api.js';
 import { contextFor } from '../rest/request.js';
 import { asyncHandler, requireAuth } from '../rest/middleware.js';
-import { sendFhir } from '../rest/outcome.js';
+import { sendBytes, sendFhir } from '../rest/outcome.js';
 import { EXPAND_OPERATION, TERMINOLOGY_OPERATIONS, type OperationDeclaration } from './engine/index.js';
+import { AnswerCache } from './answer-cache.js';
 import { batchValidateRoutes } from './batch-routes.js';
+import type { TerminologyService } from './service.js';
 import {
   acceptLanguageList,
   operationDocument,
@@ -60,16 +62,26 @@ function expandExtras(
     throw badRequest('Instance $expand takes no url or valueSet parameter', ['url']);
 }
 
-/** Registers the terminology operation routes under the FHIR base. */
-export const terminologyRoutes: FeatureRoutes = (
-  r: IRouter,
-  base: string,
-  api: HttpApi,
-  jsonParser: RequestHandler,
-): void => {
-  batchValidateRoutes(r, base, jsonParser, api.config.terminologyBatchMax);
-  const handle = (op: OperationDeclaration, post: boolean): RequestHandler =>
-    asyncHandler(async (req, res) => {
+/** Registers the terminology operation routes under the FHIR base; identical requests are answered from the
+ * service's answer cache while its terminology is unchanged (answer-cache.ts). */
+export const terminologyRoutes =
+  (service: TerminologyService): FeatureRoutes =>
+  (r: IRouter, base: string, api: HttpApi, jsonParser: RequestHandler): void => {
+    batchValidateRoutes(r, base, jsonParser, api.config.terminologyBatchMax);
+    const answers = new AnswerCache();
+    const handle = (op: OperationDeclaration, post: boolean): RequestHandler =>
+      asyncHandler(async (req, res) => {
+        const generation = service.answerGeneration();
+        const key = answers.keyOf(req, generation);
+        const kept = key === undefined ? undefined : answers.get(key);
+        if (kept) return sendBytes(res, 200, kept);
+        const bytes = Buffer.from(JSON.stringify(await answer(op, post, req)));
+        // Kept only when no change came while it was computed.
+        if (key !== undefined && service.answerGeneration() === generation) answers.set(key, bytes);
+        sendBytes(res, 200, bytes);
+      });
+    /** The operation's answer to a request (its parameters from the query and, for POST, the body). */
+    const answer = async (op: OperationDeclaration, post: boolean, req: Request): Promise<unknown> => {
       const vars = variablesFromQuery(req.query as Record<string, unknown>, {}, op);
       if (post) variablesFromParameters(req.body, vars, op);
       // Accept-Language asks for displays in that language, as displayLanguage does (the parameter wins).
@@ -81,24 +93,24 @@ export const terminologyRoutes: FeatureRoutes = (
       if (op === EXPAND_OPERATION) expandExtras(vars, req.headers, id);
       if (id !== undefined) vars.id = id;
       const data = await runOperation(restDocument(op), vars, contextFor(req));
-      sendFhir(res, 200, data[op.graphqlField]);
-    });
-  // metadata?mode=terminology is the TerminologyCapabilities (public, as the CapabilityStatement is); any other
-  // mode goes on to the CapabilityStatement.
-  r.get(
-    `${base}/metadata`,
-    asyncHandler(async (req, res, next) => {
-      if (req.query.mode !== 'terminology') return next();
-      const data = await runOperation(TerminologyCapabilitiesDoc, {}, contextFor(req));
-      sendFhir(res, 200, data.terminologyCapabilities);
-    }),
-  );
-  for (const op of TERMINOLOGY_OPERATIONS) {
-    const type = `${base}/${op.resourceType}/\\$${op.code}`;
-    const instance = `${base}/${op.resourceType}/:id/\\$${op.code}`;
-    r.get(type, requireAuth, handle(op, false));
-    r.post(type, requireAuth, jsonParser, handle(op, true));
-    r.get(instance, requireAuth, handle(op, false));
-    r.post(instance, requireAuth, jsonParser, handle(op, true));
-  }
-};
+      return data[op.graphqlField];
+    };
+    // metadata?mode=terminology is the TerminologyCapabilities (public, as the CapabilityStatement is); any other
+    // mode goes on to the CapabilityStatement.
+    r.get(
+      `${base}/metadata`,
+      asyncHandler(async (req, res, next) => {
+        if (req.query.mode !== 'terminology') return next();
+        const data = await runOperation(TerminologyCapabilitiesDoc, {}, contextFor(req));
+        sendFhir(res, 200, data.terminologyCapabilities);
+      }),
+    );
+    for (const op of TERMINOLOGY_OPERATIONS) {
+      const type = `${base}/${op.resourceType}/\\$${op.code}`;
+      const instance = `${base}/${op.resourceType}/:id/\\$${op.code}`;
+      r.get(type, requireAuth, handle(op, false));
+      r.post(type, requireAuth, jsonParser, handle(op, true));
+      r.get(instance, requireAuth, handle(op, false));
+      r.post(instance, requireAuth, jsonParser, handle(op, true));
+    }
+  };

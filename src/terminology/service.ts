@@ -160,6 +160,12 @@ export class TerminologyService {
     await this.db.notify(CHANGED_CHANNEL, payload);
   }
 
+  /** The generation answers are computed in (bumped by every change), or undefined while changes made by other
+   * instances may go unseen (the database's notifications are not being received): nothing may be kept then. */
+  answerGeneration(): number | undefined {
+    return this.db.listening ? this.generation : undefined;
+  }
+
   /** Drops resolution caches, and the index of a changed CodeSystem ('*' or unknown payload: everything). */
   invalidate(payload: string): void {
     this.generation++;
