@@ -28,8 +28,10 @@ function youngGeneration(argv: string[]): { during: number; after: number } {
 describe('applyHeapSettings', () => {
   it('keeps the young generation at its initial size until the server listens, then lets it grow', () => {
     const { during, after } = youngGeneration([]);
-    // V8's initial young generation is a few MiB; a burst like this one grows it to 16-32 MiB without the limit.
-    expect(during).toBeLessThanOrEqual(4);
+    // Without the limit a burst like this one grows the young generation to its 32 MiB maximum. With it, it mostly
+    // stays at its initial few MiB; V8 13 (Node 24) was seen at 9.5 MiB once, on a busy machine (its own sizing
+    // beside the growth factor), so the bound is half the maximum, not the initial size.
+    expect(during).toBeLessThan(16);
     expect(after).toBeGreaterThan(during);
   });
 
