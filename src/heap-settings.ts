@@ -20,7 +20,7 @@ const TASKS_FLAG = '--wasm-num-compilation-tasks';
 const GROWTH_FLAG = '--semi-space-growth-factor';
 const OLD_GROWTH_FLAG = '--heap-growing-percent';
 /** The old generation's growth over the live size after a full collection, in percent. */
-export const OLD_GROWTH_PERCENT = 50;
+const OLD_GROWTH_PERCENT = 50;
 /** V8's default growth factor (Node 20 to 24). */
 const DEFAULT_GROWTH = 2;
 

@@ -13,7 +13,12 @@ export function sendFhir(res: Response, status: number, body: unknown): void {
   // Written directly rather than through res.send: this is every FHIR response, and send's generic work
   // (type sniffing, freshness checks) showed up in profiles of the $expand hot path. As a Buffer: a string body
   // is concatenated with the header block into a new heap string before it is written, a copy per response.
-  sendBytes(res, status, Buffer.from(JSON.stringify(body)));
+  sendBytes(res, status, fhirBytes(body));
+}
+
+/** A FHIR JSON body as the bytes sendFhir writes (for a caller that keeps them, then sends them with sendBytes). */
+export function fhirBytes(body: unknown): Buffer {
+  return Buffer.from(JSON.stringify(body));
 }
 
 /** Sends FHIR JSON already serialized. */

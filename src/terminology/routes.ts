@@ -10,7 +10,7 @@ import type { FeatureRoutes } from '../rest/app.js';
 import type { HttpApi } from '../rest/api.js';
 import { contextFor } from '../rest/request.js';
 import { asyncHandler, requireAuth } from '../rest/middleware.js';
-import { sendBytes, sendFhir } from '../rest/outcome.js';
+import { fhirBytes, sendBytes, sendFhir } from '../rest/outcome.js';
 import { EXPAND_OPERATION, TERMINOLOGY_OPERATIONS, type OperationDeclaration } from './engine/index.js';
 import { AnswerCache } from './answer-cache.js';
 import { batchValidateRoutes } from './batch-routes.js';
@@ -75,7 +75,7 @@ export const terminologyRoutes =
         const key = answers.keyOf(req, generation);
         const kept = key === undefined ? undefined : answers.get(key);
         if (kept) return sendBytes(res, 200, kept);
-        const bytes = Buffer.from(JSON.stringify(await answer(op, post, req)));
+        const bytes = fhirBytes(await answer(op, post, req));
         // Kept only when no change came while it was computed.
         if (key !== undefined && service.answerGeneration() === generation) answers.set(key, bytes);
         sendBytes(res, 200, bytes);
